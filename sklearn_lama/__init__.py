@@ -1,0 +1,9 @@
+"""Compact attention-based text classifiers for scikit-learn (LAMA, FCSR, Duo)."""
+
+from ._lama import LAMAClassifier
+from ._sequences import TokenSequences
+from ._vectorizer import Word2VecVectorizer
+
+__version__ = "0.1.0"
+
+__all__ = ["LAMAClassifier", "TokenSequences", "Word2VecVectorizer", "__version__"]

@@ -1,0 +1,388 @@
+"""The estimator machinery shared by every classifier of the package."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+from skorch import NeuralNetClassifier
+from skorch.callbacks import EarlyStopping, EpochScoring, ProgressBar
+from skorch.dataset import ValidSplit
+from torch.utils.data import Subset
+
+from ._batching import SequenceBatches, make_loader
+from ._sequences import TokenSequences
+from .modules import SequenceNetwork
+
+OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}
+_INFERENCE_BATCH = 256
+
+
+def _silent(*args, **kwargs):
+    """A sink for skorch messages when ``verbose=0``."""
+
+
+class _PenalisedNet(NeuralNetClassifier):
+    """skorch classifier whose module returns ``(logits, penalty)``.
+
+    The penalty (e.g. LAMA's disagreement term, Eq. 18) is added to the
+    cross-entropy; prediction uses the logits only.
+    """
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        logits, penalty = y_pred
+        return super().get_loss(logits, y_true, X=X, training=training) + penalty
+
+
+def _looks_like_text(X):
+    if isinstance(X, (str, bytes)):
+        return True
+    if isinstance(X, np.ndarray):
+        return X.dtype.kind in "USO" and X.size > 0 and isinstance(X.flat[0], (str, bytes))
+    if isinstance(X, (list, tuple)) or hasattr(X, "iloc"):
+        first = X.iloc[0] if hasattr(X, "iloc") and len(X) else (X[0] if len(X) else None)
+        return isinstance(first, (str, bytes))
+    return False
+
+
+class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
+    """Base class of the sequence classifiers; not for direct use.
+
+    Subclasses declare their hyper-parameters in ``__init__`` and implement
+    ``_build_core(input_size, n_classes)``; this class owns input validation,
+    label encoding, seeding, device choice, batching and the skorch net
+    (``net_``).
+
+    Accepted inputs ``X``:
+
+    - :class:`~sklearn_lama.TokenSequences` (from a vectorizer): the embedding
+      tables initialise the model's lookups.
+    - 2-D integer array ``(n, T)``: token ids, 0 is padding (dropped wherever it
+      appears); embeddings of size ``embedding_dim`` are learned from scratch.
+    - 2-D float array ``(n, T)``: ``T`` scalar features per document, read as a
+      sequence of length ``T`` with one feature per step.
+    - 3-D float array ``(n, T, d)``: pre-computed token vectors.
+    """
+
+    _combine = "concat"
+
+    _common_constraints = {
+        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
+        "freeze_embeddings": ["boolean"],
+        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "optimizer": [StrOptions(set(OPTIMIZERS))],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "patience": [Interval(Integral, 1, None, closed="left")],
+        "device": [str],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    # ------------------------------------------------------------------ input
+    def _check_device(self):
+        try:
+            device = torch.device(self.device)
+        except (RuntimeError, TypeError):
+            raise ValueError(
+                f"device must be 'cpu', 'cuda' or 'cuda:N', got {self.device!r}."
+            ) from None
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(
+                f"device={self.device!r} was requested but CUDA is not available on "
+                "this machine (torch.cuda.is_available() is False); use device='cpu'."
+            )
+        if device.type not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda', got {self.device!r}.")
+        return device
+
+    def _check_input(self, X, y=None, reset=False):
+        """Validate ``X`` (and ``y``) and return a :class:`SequenceBatches`."""
+        name = type(self).__name__
+        if isinstance(X, TokenSequences):
+            if reset:
+                if y is None:
+                    raise ValueError(
+                        f"This {name} estimator requires y to be passed, but the "
+                        "target y is None."
+                    )
+                y = validate_data(self, X="no_validation", y=y)
+                if len(y) != len(X):
+                    raise ValueError(
+                        f"X holds {len(X)} documents but y holds {len(y)} labels."
+                    )
+                self._input_kind = "sequences"
+                self.vocabulary_id_ = X.vocabulary_id
+                self.embedding_dims_ = tuple(t.shape[1] for t in X.tables)
+                if hasattr(self, "n_features_in_"):
+                    del self.n_features_in_
+            elif self._input_kind != "sequences":
+                raise ValueError(
+                    f"This {name} was fitted on {self._input_kind_description()}, "
+                    "but X is a TokenSequences."
+                )
+            elif X.vocabulary_id != self.vocabulary_id_:
+                raise ValueError(
+                    "X was built over a different vocabulary than the one seen in "
+                    "fit (vocabulary fingerprint "
+                    f"{X.vocabulary_id!r} != {self.vocabulary_id_!r}); transform it "
+                    "with the vectorizer fitted together with this classifier."
+                )
+            batches = SequenceBatches(ids=X.ids, offsets=X.offsets)
+            return batches, y, X.tables
+
+        if _looks_like_text(X):
+            raise TypeError(
+                f"{name} takes token sequences, not raw text: put a "
+                f"Word2VecVectorizer before it, e.g. Pipeline([('emb', "
+                f"Word2VecVectorizer()), ('clf', {name}())])."
+            )
+        if reset:
+            X, y = validate_data(self, X, y, dtype="numeric", allow_nd=True)
+        else:
+            X = validate_data(self, X, dtype="numeric", allow_nd=True, reset=False)
+        if X.ndim > 3:
+            raise ValueError(
+                f"X must be 2-D (n_documents, n_tokens) or 3-D (n_documents, "
+                f"n_tokens, n_dims); got {X.ndim} dimensions."
+            )
+        kind = "ids" if X.ndim == 2 and X.dtype.kind in "iu" else "dense"
+        if reset:
+            self._input_kind = kind
+            for attr in ("vocabulary_id_", "embedding_dims_"):
+                if hasattr(self, attr):
+                    delattr(self, attr)
+        elif kind != self._input_kind:
+            raise ValueError(
+                f"This {name} was fitted on {self._input_kind_description()}, but X "
+                f"is {'an integer array of token ids' if kind == 'ids' else 'a float array'}."
+            )
+        if kind == "ids":
+            batches = self._ids_batches(X, reset)
+            tables = None
+        else:
+            dense = X.astype(np.float32, copy=False)
+            if dense.ndim == 2:
+                dense = dense[:, :, None]
+            if reset:
+                self.embedding_dims_ = (dense.shape[2],)
+            elif dense.shape[2] != self.embedding_dims_[0]:
+                raise ValueError(
+                    f"X has {dense.shape[2]} values per token, but {name} was fitted "
+                    f"with {self.embedding_dims_[0]}."
+                )
+            batches = SequenceBatches(dense=dense)
+            tables = None
+        return batches, y, tables
+
+    def _ids_batches(self, X, reset):
+        if X.size and X.min() < 0:
+            raise ValueError("X holds negative token ids; ids must be >= 0 (0 is padding).")
+        top = int(X.max(initial=0))
+        if reset:
+            self.vocabulary_size_ = max(top + 1, 2)
+        elif top >= self.vocabulary_size_:
+            raise ValueError(
+                f"X holds token id {top}, but the ids seen in fit were below "
+                f"{self.vocabulary_size_}."
+            )
+        real = X != 0
+        offsets = np.zeros(len(X) + 1, dtype=np.int64)
+        np.cumsum(real.sum(1), out=offsets[1:])
+        return SequenceBatches(ids=X[real].astype(np.int32), offsets=offsets)
+
+    def _input_kind_description(self):
+        return {
+            "sequences": "TokenSequences",
+            "ids": "an integer array of token ids",
+            "dense": "a float array",
+        }[self._input_kind]
+
+    # -------------------------------------------------------------- training
+    def _build_network(self, tables, n_classes):
+        if tables is not None:
+            torch_tables = [torch.from_numpy(np.array(t, dtype=np.float32)) for t in tables]
+            sizes = tuple(t.shape[1] for t in tables)
+            lookup = {"tables": torch_tables}
+        elif self._input_kind == "ids":
+            sizes = (self.embedding_dim,)
+            lookup = {"vocabulary_size": self.vocabulary_size_, "embedding_dim": self.embedding_dim}
+        else:
+            sizes = self.embedding_dims_
+            lookup = {}
+        input_size = sizes if self._combine == "tuple" else sum(sizes)
+        return SequenceNetwork(
+            self._build_core(input_size, n_classes),
+            freeze=self.freeze_embeddings,
+            combine=self._combine,
+            **lookup,
+        )
+
+    def _build_core(self, input_size, n_classes):
+        raise NotImplementedError
+
+    def _extra_callbacks(self):
+        """Callbacks a subclass adds to the net (e.g. a learning-rate schedule)."""
+        return []
+
+    def _train_split(self, y, seed):
+        if not self.early_stopping:
+            return None
+        n_valid = int(np.ceil(self.validation_fraction * len(y)))
+        counts = np.bincount(y)
+        n_classes = len(counts)
+        # A stratified split needs every class twice and room for each class on
+        # both sides; on smaller data early stopping is skipped (documented).
+        if counts.min() < 2 or n_valid < n_classes or len(y) - n_valid < n_classes:
+            return None
+        return ValidSplit(self.validation_fraction, stratified=True, random_state=seed)
+
+    def _optimizer_params(self):
+        params = {"optimizer__weight_decay": self.weight_decay}
+        if self.optimizer == "sgd":
+            params["optimizer__momentum"] = self.momentum
+        return params
+
+    def fit(self, X, y):
+        """Train the model.
+
+        Parameters
+        ----------
+        X : TokenSequences or array-like of shape (n_documents, n_tokens[, n_dims])
+            Documents, e.g. the output of :class:`~sklearn_lama.Word2VecVectorizer`.
+        y : array-like of shape (n_documents,)
+            Class labels of any type scikit-learn accepts.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._validate_params()
+        device = self._check_device()
+        batches, y, tables = self._check_input(X, y, reset=True)
+        check_classification_targets(y)
+        encoder = LabelEncoder()
+        y_encoded = encoder.fit_transform(y)
+        if len(encoder.classes_) < 2:
+            raise ValueError(
+                f"y contains only one class ({encoder.classes_[0]!r}); a classifier "
+                "needs samples of at least 2 classes."
+            )
+        self.classes_ = encoder.classes_
+        batches.y = y_encoded
+
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        split = self._train_split(y_encoded, seed)
+        callbacks = []
+        if self.verbose:
+            callbacks.append(ProgressBar())
+            callbacks.append(
+                EpochScoring("accuracy", name="train_acc", on_train=True, lower_is_better=False)
+            )
+        if split is not None:
+            callbacks.append(
+                EarlyStopping(
+                    monitor="valid_loss",
+                    patience=self.patience,
+                    load_best=True,
+                    sink=print if self.verbose else _silent,
+                )
+            )
+        callbacks.extend(self._extra_callbacks())
+
+        cuda_devices = [device] if device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda_devices):
+            torch.manual_seed(seed)
+            network = self._build_network(tables, len(self.classes_))
+            net = _PenalisedNet(
+                module=network,
+                criterion=torch.nn.CrossEntropyLoss,
+                optimizer=OPTIMIZERS[self.optimizer],
+                lr=self.lr,
+                max_epochs=self.max_epochs,
+                batch_size=self.batch_size,
+                train_split=split,
+                callbacks=callbacks,
+                device=str(device),
+                iterator_train=make_loader,
+                iterator_train__shuffle=True,
+                iterator_valid=make_loader,
+                iterator_valid__batch_size=max(self.batch_size, _INFERENCE_BATCH),
+                verbose=int(self.verbose),
+                **self._optimizer_params(),
+            )
+            net.fit(batches, y_encoded)
+        self.net_ = net
+        self.n_epochs_ = len(net.history)
+        return self
+
+    # ------------------------------------------------------------ inference
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : TokenSequences or array-like of shape (n_documents, n_tokens[, n_dims])
+            Documents in the form used in ``fit``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_documents, n_classes)
+            Columns follow ``classes_``.
+        """
+        check_is_fitted(self)
+        batches, _, _ = self._check_input(X)
+        # Sorting by length keeps padding, and so wasted compute, small; masking
+        # makes the result independent of which documents share a batch.
+        order = np.argsort(batches.lengths, kind="stable")
+        proba = np.empty((len(order), len(self.classes_)), dtype=np.float64)
+        proba[order] = self.net_.predict_proba(Subset(batches, order))
+        proba /= proba.sum(axis=1, keepdims=True)
+        return proba
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : TokenSequences or array-like of shape (n_documents, n_tokens[, n_dims])
+            Documents in the form used in ``fit``.
+
+        Returns
+        -------
+        y : ndarray of shape (n_documents,)
+            Labels from ``classes_``.
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def _network_batches(self, X):
+        """Yield ``(network, inputs, true_lengths)`` per batch, in eval mode."""
+        check_is_fitted(self)
+        batches, _, _ = self._check_input(X)
+        network = self.net_.module_
+        network.eval()
+        device = torch.device(self.net_.device)
+        loader = make_loader(batches, _INFERENCE_BATCH)
+        start = 0
+        with torch.no_grad():
+            for inputs, _ in loader:
+                inputs = {k: v.to(device) for k, v in inputs.items()}
+                n = len(inputs["lengths"])
+                yield network, inputs, batches.lengths[start : start + n]
+                start += n
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        return tags

@@ -1,0 +1,74 @@
+"""Validation and tokenisation of raw documents, shared by the text transformers."""
+
+import re
+from collections.abc import Iterable
+
+import numpy as np
+
+
+def check_documents(raw_documents, encoding="utf-8", param="raw_documents"):
+    """Return ``raw_documents`` as a list of ``str``, refusing what is not a corpus.
+
+    Accepts any iterable of ``str`` (lists, tuples, numpy arrays, pandas Series,
+    generators) and ``bytes`` documents, decoded with ``encoding``.
+    """
+    if isinstance(raw_documents, (str, bytes)):
+        raise TypeError(
+            f"{param} must be an iterable of documents (e.g. a list of str), got a "
+            "single string. Wrap it in a list: [document]."
+        )
+    if raw_documents is None or not isinstance(raw_documents, Iterable):
+        raise TypeError(
+            f"{param} must be an iterable of documents (e.g. a list of str), got "
+            f"{type(raw_documents).__name__}."
+        )
+    if isinstance(raw_documents, np.ndarray) and raw_documents.ndim != 1:
+        raise ValueError(
+            f"{param} must be one-dimensional (one document per entry), got an array "
+            f"of shape {raw_documents.shape}."
+        )
+    documents = []
+    for i, doc in enumerate(raw_documents):
+        if isinstance(doc, bytes):
+            try:
+                doc = doc.decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"Document {i} of {param} cannot be decoded with "
+                    f"encoding={encoding!r}: {exc.reason} at byte {exc.start}."
+                ) from None
+        elif not isinstance(doc, str):
+            raise TypeError(
+                f"Document {i} of {param} is {type(doc).__name__}, expected str. "
+                "Missing documents (None/NaN) must be replaced, e.g. by ''."
+            )
+        documents.append(doc)
+    return documents
+
+
+def build_tokenizer(lowercase, token_pattern, tokenizer):
+    """Return a function mapping one document to its list of tokens."""
+    if tokenizer is not None:
+        if not callable(tokenizer):
+            raise TypeError(
+                f"tokenizer must be a callable or None, got {type(tokenizer).__name__}."
+            )
+        split = tokenizer
+    else:
+        if not isinstance(token_pattern, str):
+            raise TypeError(
+                f"token_pattern must be a str, got {type(token_pattern).__name__}."
+            )
+        try:
+            pattern = re.compile(token_pattern)
+        except re.error as exc:
+            raise ValueError(f"token_pattern {token_pattern!r} is not a valid regex: {exc}.")
+        if pattern.groups > 1:
+            raise ValueError(
+                f"token_pattern {token_pattern!r} has more than one capturing group."
+            )
+        split = pattern.findall
+
+    if lowercase:
+        return lambda doc: split(doc.lower())
+    return split

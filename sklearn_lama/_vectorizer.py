@@ -1,0 +1,306 @@
+"""Word2VecVectorizer: raw text to token ids plus word2vec embeddings."""
+
+import hashlib
+import os
+from array import array
+from collections import Counter
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._sequences import OOV_ID, TokenSequences
+from ._text import build_tokenizer, check_documents
+from ._vector_files import FORMATS, load_vectors
+
+__all__ = ["Word2VecVectorizer"]
+
+N_RESERVED = 2  # rows 0 (padding) and 1 (out-of-vocabulary) of every table
+
+
+def vocabulary_fingerprint(words):
+    """A short digest identifying an ordered vocabulary."""
+    digest = hashlib.sha1()
+    for word in words:
+        digest.update(word.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+class Word2VecVectorizer(TransformerMixin, BaseEstimator):
+    """Turn raw documents into token ids and word2vec embeddings.
+
+    ``fit`` tokenises the corpus, keeps the words seen at least ``min_count``
+    times, and either trains gensim's ``Word2Vec`` on the corpus (the LAMA paper's
+    setting: 100 dimensions, words seen fewer than 5 times discarded) or reads
+    vectors from ``pretrained``. ``transform`` returns a
+    :class:`~sklearn_lama.TokenSequences`: ragged token ids plus the embedding
+    table, which the classifiers of this package take as input (and fine-tune).
+
+    Parameters
+    ----------
+    lowercase : bool, default=True
+        Convert documents to lower case before tokenising.
+    token_pattern : str, default=r"(?u)\\b\\w+\\b|[^\\w\\s]"
+        Regular expression that finds tokens (as in
+        :class:`~sklearn.feature_extraction.text.CountVectorizer`). The default
+        keeps words of any length and single punctuation marks, which carry
+        sentiment ("!", "?").
+    tokenizer : callable, default=None
+        Overrides ``token_pattern``: a function from a document to its tokens.
+    max_len : int, default=None
+        Keep only the first ``max_len`` tokens of each document (after removing
+        discarded words). ``None`` keeps everything.
+    oov : {"discard", "token"}, default="discard"
+        What happens to words outside the vocabulary: ``"discard"`` drops them
+        (the paper's choice for rare words), ``"token"`` maps them to the
+        reserved out-of-vocabulary id 1.
+    vector_size : int, default=100
+        Dimension of the trained vectors (paper: 100). Ignored with ``pretrained``.
+    min_count : int, default=5
+        Words seen fewer times in the training corpus are left out of the
+        vocabulary (paper: 5).
+    window : int, default=5
+        word2vec context window.
+    sg : {0, 1}, default=1
+        1 for skip-gram, 0 for CBOW.
+    negative : int, default=5
+        Number of negative samples.
+    epochs : int, default=5
+        Passes of word2vec over the corpus.
+    workers : int, default=1
+        word2vec worker threads. Results are reproducible only with 1.
+    pretrained : str or path-like, default=None
+        A word-vector file to load in ``fit`` instead of training: word2vec text
+        (with a ``count dim`` header), GloVe text (no header) or word2vec binary.
+        The vocabulary is then the corpus words seen ``min_count`` times that
+        have a vector in the file.
+    pretrained_format : {"auto", "word2vec", "glove", "binary"}, default="auto"
+        Format of ``pretrained``; ``"auto"`` reads ``*.bin`` as binary and
+        detects the header of text files.
+    encoding : str, default="utf-8"
+        Used to decode ``bytes`` documents and the ``pretrained`` file.
+    random_state : int, RandomState instance or None, default=None
+        Seeds word2vec. With an int and ``workers=1`` the vectors are identical
+        across runs and processes.
+
+    Attributes
+    ----------
+    vocabulary_ : dict
+        Maps each word to its id; ids start at 2 (0 is padding, 1 is OOV).
+    embedding_ : ndarray of shape (len(vocabulary_) + 2, vector_size)
+        The embedding table, row ``i`` for id ``i``; the padding and OOV rows
+        are zero.
+    vocabulary_id_ : str
+        Fingerprint of the vocabulary, carried by every transformed output.
+
+    See Also
+    --------
+    MetaEmbeddingTransformer : Several embeddings over one vocabulary.
+
+    Examples
+    --------
+    >>> from sklearn_lama import Word2VecVectorizer
+    >>> docs = ["the cat sat on the mat", "the dog sat on the log"] * 5
+    >>> vec = Word2VecVectorizer(vector_size=8, random_state=0).fit(docs)
+    >>> seqs = vec.transform(["the cat sat on the unknown mat"])
+    >>> seqs.lengths.tolist(), vec.embedding_.shape
+    ([6], (9, 8))
+    >>> vec.inverse_transform(seqs)
+    [['the', 'cat', 'sat', 'on', 'the', 'mat']]
+    """
+
+    _parameter_constraints = {
+        "lowercase": ["boolean"],
+        "token_pattern": [str],
+        "tokenizer": [callable, None],
+        "max_len": [Interval(Integral, 1, None, closed="left"), None],
+        "oov": [StrOptions({"discard", "token"})],
+        "vector_size": [Interval(Integral, 1, None, closed="left")],
+        "min_count": [Interval(Integral, 1, None, closed="left")],
+        "window": [Interval(Integral, 1, None, closed="left")],
+        "sg": [Interval(Integral, 0, 1, closed="both")],
+        "negative": [Interval(Integral, 0, None, closed="left")],
+        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "workers": [Interval(Integral, 1, None, closed="left")],
+        "pretrained": [str, os.PathLike, None],
+        "pretrained_format": [StrOptions(set(FORMATS))],
+        "encoding": [str],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        lowercase=True,
+        token_pattern=r"(?u)\b\w+\b|[^\w\s]",
+        tokenizer=None,
+        max_len=None,
+        oov="discard",
+        vector_size=100,
+        min_count=5,
+        window=5,
+        sg=1,
+        negative=5,
+        epochs=5,
+        workers=1,
+        pretrained=None,
+        pretrained_format="auto",
+        encoding="utf-8",
+        random_state=None,
+    ):
+        self.lowercase = lowercase
+        self.token_pattern = token_pattern
+        self.tokenizer = tokenizer
+        self.max_len = max_len
+        self.oov = oov
+        self.vector_size = vector_size
+        self.min_count = min_count
+        self.window = window
+        self.sg = sg
+        self.negative = negative
+        self.epochs = epochs
+        self.workers = workers
+        self.pretrained = pretrained
+        self.pretrained_format = pretrained_format
+        self.encoding = encoding
+        self.random_state = random_state
+
+    def _tokenize_all(self, raw_documents, param):
+        documents = check_documents(raw_documents, self.encoding, param)
+        tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
+        return [list(tokenize(doc)) for doc in documents]
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, raw_documents, y=None):
+        """Build the vocabulary and learn (or load) the word vectors.
+
+        Parameters
+        ----------
+        raw_documents : iterable of str
+            The training corpus, one document per entry.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : Word2VecVectorizer
+        """
+        corpus = self._tokenize_all(raw_documents, "raw_documents")
+        if not corpus:
+            raise ValueError("raw_documents is empty: fit needs at least one document.")
+        counts = Counter(token for tokens in corpus for token in tokens)
+        frequent = {w: c for w, c in counts.items() if c >= self.min_count}
+        if not frequent:
+            raise ValueError(
+                f"No word occurs at least min_count={self.min_count} times in the "
+                f"{len(corpus)} documents ({len(counts)} distinct words); lower "
+                "min_count or provide a larger corpus."
+            )
+        if self.pretrained is not None:
+            words, vectors = self._load_pretrained(frequent)
+        else:
+            words, vectors = self._train_word2vec(corpus)
+
+        self.vocabulary_ = {word: i + N_RESERVED for i, word in enumerate(words)}
+        self.embedding_ = np.zeros((len(words) + N_RESERVED, vectors.shape[1]), np.float32)
+        self.embedding_[N_RESERVED:] = vectors
+        self.vocabulary_id_ = vocabulary_fingerprint(words)
+        return self
+
+    def _train_word2vec(self, corpus):
+        from gensim.models import Word2Vec
+
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        model = Word2Vec(
+            sentences=corpus,
+            vector_size=self.vector_size,
+            min_count=self.min_count,
+            window=self.window,
+            sg=self.sg,
+            negative=self.negative,
+            epochs=self.epochs,
+            workers=self.workers,
+            seed=int(seed),
+        )
+        return list(model.wv.index_to_key), np.asarray(model.wv.vectors, np.float32)
+
+    def _load_pretrained(self, frequent):
+        words, vectors = load_vectors(
+            self.pretrained, self.pretrained_format, keep=set(frequent), encoding=self.encoding
+        )
+        if not words:
+            raise ValueError(
+                f"None of the {len(frequent)} corpus words seen at least "
+                f"min_count={self.min_count} times has a vector in {self.pretrained!r}."
+            )
+        # Most frequent first, as word2vec orders its vocabulary; ties by word.
+        rank = sorted(range(len(words)), key=lambda i: (-frequent[words[i]], words[i]))
+        return [words[i] for i in rank], vectors[rank]
+
+    def transform(self, raw_documents):
+        """Map documents to token ids over the fitted vocabulary.
+
+        Parameters
+        ----------
+        raw_documents : iterable of str
+            Documents to transform.
+
+        Returns
+        -------
+        sequences : TokenSequences
+            Ragged token ids (O(total tokens) memory) and the shared embedding
+            table ``embedding_``.
+        """
+        check_is_fitted(self)
+        tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
+        documents = check_documents(raw_documents, self.encoding, "raw_documents")
+        vocabulary = self.vocabulary_
+        discard = self.oov == "discard"
+        ids = array("i")
+        offsets = array("q", [0])
+        for doc in documents:
+            doc_ids = [vocabulary.get(token, OOV_ID) for token in tokenize(doc)]
+            if discard:
+                doc_ids = [i for i in doc_ids if i != OOV_ID]
+            ids.extend(doc_ids[: self.max_len])
+            offsets.append(len(ids))
+        return TokenSequences(
+            np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, np.int32),
+            np.frombuffer(offsets, dtype=np.int64),
+            (self.embedding_,),
+            self.vocabulary_id_,
+        )
+
+    def inverse_transform(self, X):
+        """Return the tokens of each document of a :class:`TokenSequences`.
+
+        Parameters
+        ----------
+        X : TokenSequences
+            Output of :meth:`transform`.
+
+        Returns
+        -------
+        tokens : list of list of str
+            Padding is skipped; out-of-vocabulary ids read ``"<oov>"``.
+        """
+        check_is_fitted(self)
+        if not isinstance(X, TokenSequences) or X.vocabulary_id != self.vocabulary_id_:
+            raise ValueError(
+                "X must be a TokenSequences produced by this fitted vectorizer."
+            )
+        words = np.array(["<pad>", "<oov>", *self.vocabulary_], dtype=object)
+        return [
+            [str(w) for w in words[X.document(i)] if w != "<pad>"] for i in range(len(X))
+        ]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.requires_fit = True
+        return tags

@@ -1,0 +1,10 @@
+"""Small text-classification corpora shipped with the package.
+
+- :func:`load_r8`: Reuters-21578 "R8" news topics (Cardoso-Cachopo's split).
+- :func:`load_mr`: movie-review sentence polarity (Pang & Lee), split as in
+  Text GCN (Yao et al., 2019).
+"""
+
+from ._loaders import load_mr, load_r8
+
+__all__ = ["load_mr", "load_r8"]

@@ -1,0 +1,11 @@
+"""PyTorch modules of the models: pure functions of tensors and masks.
+
+These are the building blocks behind the estimators, usable on their own in
+torch code. Inputs are ``(B, T, d)`` float tensors with a ``(B, T)`` boolean
+mask that is True on real tokens.
+"""
+
+from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
+from ._network import SequenceNetwork
+
+__all__ = ["BiGRUEncoder", "LAMAAttention", "LAMAModule", "SequenceNetwork"]

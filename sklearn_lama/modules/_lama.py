@@ -1,0 +1,198 @@
+"""LAMA: low-rank factorised multi-head attention (``papers/lama.md`` §3)."""
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+__all__ = ["BiGRUEncoder", "LAMAAttention", "LAMAModule", "masked_mean", "masked_fill_min"]
+
+_L2_EPS = 1e-6
+
+
+def masked_mean(x, mask):
+    """Mean of ``x`` (B, T, d) over the real positions of ``mask`` (B, T)."""
+    weights = mask.to(x.dtype).unsqueeze(-1)
+    return (x * weights).sum(1) / weights.sum(1).clamp_min(1.0)
+
+
+def masked_fill_min(scores, mask):
+    """Give padding the most negative finite score so softmax assigns it 0.
+
+    A finite value (not ``-inf``) keeps an all-padding row finite: its softmax
+    is uniform instead of NaN.
+    """
+    return scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+
+
+class BiGRUEncoder(nn.Module):
+    """Bidirectional GRU over padded batches (Eq. 1-6).
+
+    Sequences are packed so that padding never enters the recurrence: a
+    document's annotations are the same alone or inside a batch of longer ones.
+    """
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.gru = nn.GRU(input_size, hidden_size, batch_first=True, bidirectional=True)
+        self.output_size = 2 * hidden_size
+
+    def forward(self, x, mask):
+        lengths = mask.sum(1).clamp_min(1).cpu()
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, _ = self.gru(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+        return out
+
+
+class LAMAAttention(nn.Module):
+    """Multi-head attention from a low-rank bilinear form with a context vector.
+
+    Computes ``A = softmax(l2(tanh(P̃ᵀ C_g ∘ Q̃ᵀ Hᵀ))))`` (Eq. 13) with
+    ``u_t = tanh(W_w h_t + b_w)`` (Eq. 7) in place of ``h_t``, as Eq. 10-11 do.
+
+    Parameters
+    ----------
+    input_size : int
+        Size of the word annotations ``h_t`` (``2h`` after a BiGRU).
+    n_heads : int
+        Number of heads ``m``.
+    rank : int, default=1
+        Rank ``k`` of each head's factorisation; Eq. 10 sums the ``k`` products.
+    """
+
+    def __init__(self, input_size, n_heads, rank=1):
+        super().__init__()
+        self.n_heads = n_heads
+        self.rank = rank
+        self.word_projection = nn.Linear(input_size, input_size)
+        # The paper's Gaussian prior on W_w and b_w (§3.2): mean 0, std 0.1.
+        nn.init.normal_(self.word_projection.weight, std=0.1)
+        nn.init.normal_(self.word_projection.bias, std=0.1)
+        self.P = nn.Linear(input_size, n_heads * rank, bias=False)
+        self.Q = nn.Linear(input_size, n_heads * rank, bias=False)
+
+    def forward(self, H, context, mask):
+        """Return the attention matrix ``A`` of shape (B, m, T).
+
+        Parameters
+        ----------
+        H : Tensor of shape (B, T, input_size)
+            Word annotations.
+        context : Tensor of shape (B, input_size)
+            Global context vector ``c`` of each document.
+        mask : BoolTensor of shape (B, T)
+            True on real tokens.
+        """
+        batch, length, _ = H.shape
+        u = torch.tanh(self.word_projection(H))  # Eq. 7
+        # Eq. 10-11: P̃ᵀc ∘ Q̃ᵀu_t, the k products of each head summed.
+        scores = self.P(context).unsqueeze(1) * self.Q(u)
+        scores = scores.view(batch, length, self.n_heads, self.rank).sum(-1)
+        scores = torch.tanh(scores)
+        # l2 normalisation across the m heads at each time step (Eq. 13).
+        scores = scores / scores.norm(dim=-1, keepdim=True).clamp_min(_L2_EPS)
+        scores = masked_fill_min(scores, mask.unsqueeze(-1))
+        return torch.softmax(scores, dim=1).transpose(1, 2)  # softmax over time
+
+
+class LAMAModule(nn.Module):
+    """The LAMA classifier: encoder, LAMA attention, matrix embedding, MLP.
+
+    Parameters
+    ----------
+    input_size : int
+        Size of the word embeddings.
+    n_classes : int
+        Number of output classes.
+    n_heads : int, default=15
+        Attention heads ``m``.
+    rank : int, default=1
+        Factorisation rank ``k``.
+    hidden_size : int, default=50
+        BiGRU hidden size ``h``; the annotations have ``2h`` features.
+    encoder : {"bigru", "none"}, default="bigru"
+        ``"none"`` is the LAMA Encoder of §5.2: attention straight over the
+        word embeddings.
+    context : {"mean", "learned"}, default="mean"
+        ``"mean"`` (LAMA+ctx): ``c`` is the masked mean of the document's word
+        embeddings, linearly projected when its size differs from the
+        annotations'. ``"learned"`` (LAMA): one learned vector for all documents.
+    regularization : {None, "positions", "embeddings"}, default=None
+        Disagreement penalty: Eq. 19a as ``‖AAᵀ − I‖²_F`` or Eq. 19b as the mean
+        pairwise cosine of the head embeddings ``s_i``; averaged over the batch.
+    reg_lambda : float, default=0.2
+        Weight ``λ`` of the penalty (Eq. 18).
+    mlp_hidden : int, default=512
+        Hidden units of the classifier MLP.
+    dropout : float, default=0.4
+        Dropout on the MLP's hidden layer.
+    """
+
+    def __init__(
+        self,
+        input_size,
+        n_classes,
+        n_heads=15,
+        rank=1,
+        hidden_size=50,
+        encoder="bigru",
+        context="mean",
+        regularization=None,
+        reg_lambda=0.2,
+        mlp_hidden=512,
+        dropout=0.4,
+    ):
+        super().__init__()
+        if encoder == "bigru":
+            self.encoder = BiGRUEncoder(input_size, hidden_size)
+            annotation_size = self.encoder.output_size
+        else:
+            self.encoder = None
+            annotation_size = input_size
+        if context == "learned":
+            self.context = nn.Parameter(torch.randn(annotation_size) * 0.1)
+            self.context_projection = None
+        else:
+            self.context = None
+            self.context_projection = (
+                nn.Linear(input_size, annotation_size) if input_size != annotation_size else None
+            )
+        self.attention = LAMAAttention(annotation_size, n_heads, rank)
+        self.regularization = regularization
+        self.reg_lambda = reg_lambda
+        self.classifier = nn.Sequential(
+            nn.Linear(n_heads * annotation_size, mlp_hidden),
+            nn.ReLU(),
+            nn.Dropout(dropout),
+            nn.Linear(mlp_hidden, n_classes),
+        )
+
+    def _context(self, x, mask):
+        if self.context is not None:
+            return self.context.expand(x.shape[0], -1)
+        c = masked_mean(x, mask)
+        return c if self.context_projection is None else self.context_projection(c)
+
+    def attend(self, x, mask):
+        """Return the annotations ``H`` (B, T, D) and attention ``A`` (B, m, T)."""
+        H = x if self.encoder is None else self.encoder(x, mask)
+        return H, self.attention(H, self._context(x, mask), mask)
+
+    def forward(self, x, mask):
+        """Return ``(logits, penalty)`` for embeddings ``x`` (B, T, d) and ``mask``."""
+        H, A = self.attend(x, mask)
+        S = A @ H  # Eq. 15, one row per head
+        logits = self.classifier(S.flatten(1))  # Eq. 16 (softmax in the loss)
+        return logits, self.penalty(A, S)
+
+    def penalty(self, A, S):
+        """``λ``-weighted disagreement penalty (the ``−λD`` term of Eq. 18)."""
+        if self.regularization is None:
+            return A.new_zeros(())
+        if self.regularization == "positions":  # Eq. 19a
+            eye = torch.eye(A.shape[1], dtype=A.dtype, device=A.device)
+            value = ((A @ A.transpose(1, 2) - eye) ** 2).sum((1, 2))
+        else:  # Eq. 19b
+            unit = S / S.norm(dim=-1, keepdim=True).clamp_min(_L2_EPS)
+            value = (unit @ unit.transpose(1, 2)).mean((1, 2))
+        return self.reg_lambda * value.mean()

@@ -1,0 +1,15 @@
+"""scikit-learn's estimator checks, every one of them run, for every classifier."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_lama import LAMAClassifier
+
+# Word2VecVectorizer takes raw text, for which scikit-learn runs no common checks;
+# tests/test_vectorizer.py covers its clone, pickle, Pipeline and GridSearchCV
+# behaviour instead.
+ESTIMATORS = [LAMAClassifier()]
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)

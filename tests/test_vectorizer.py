@@ -1,0 +1,227 @@
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from sklearn_lama import TokenSequences, Word2VecVectorizer
+
+
+def _mean_vector(sequences):
+    table = sequences.tables[0]
+    return np.stack(
+        [table[sequences.document(i)].mean(0) if sequences.lengths[i] else
+         np.zeros(table.shape[1], np.float32) for i in range(len(sequences))]
+    )
+
+
+def test_fit_transform_vocabulary_and_ids(toy_corpus):
+    texts, _ = toy_corpus
+    vec = Word2VecVectorizer(vector_size=8, min_count=2, random_state=0).fit(texts)
+    assert min(vec.vocabulary_.values()) == 2
+    assert vec.embedding_.shape == (len(vec.vocabulary_) + 2, 8)
+    assert not vec.embedding_[:2].any()  # padding and OOV rows
+    seqs = vec.transform(["Good MOVIE zzzunknown"])
+    assert isinstance(seqs, TokenSequences)
+    assert seqs.document(0).tolist() == [vec.vocabulary_["good"], vec.vocabulary_["movie"]]
+    assert seqs.tables[0] is vec.embedding_  # shared, not copied
+
+
+def test_oov_token_and_max_len(toy_corpus):
+    texts, _ = toy_corpus
+    vec = Word2VecVectorizer(vector_size=4, min_count=1, oov="token", max_len=2,
+                             random_state=0).fit(texts)
+    seqs = vec.transform(["zzz good movie plot"])
+    assert seqs.document(0).tolist() == [1, vec.vocabulary_["good"]]
+
+
+def test_tokenizer_and_pattern_options():
+    texts = ["A-B c", "a-b C"] * 5
+    vec = Word2VecVectorizer(vector_size=4, min_count=1, token_pattern=r"[^ ]+",
+                             lowercase=False, random_state=0).fit(texts)
+    assert set(vec.vocabulary_) == {"A-B", "a-b", "c", "C"}
+    vec = Word2VecVectorizer(vector_size=4, min_count=1, tokenizer=str.split,
+                             random_state=0).fit(texts)
+    assert set(vec.vocabulary_) == {"a-b", "c"}
+
+
+def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path):
+    texts, _ = toy_corpus
+    vec = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3).fit(texts)
+    again = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3).fit(texts)
+    np.testing.assert_array_equal(vec.embedding_, again.embedding_)
+    other = Word2VecVectorizer(vector_size=8, min_count=2, random_state=4).fit(texts)
+    assert not np.array_equal(vec.embedding_, other.embedding_)
+
+    # A different hash seed in a fresh interpreter must not change the vectors.
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(texts))
+    code = (
+        "import sys, numpy as np; from sklearn_lama import Word2VecVectorizer;"
+        "t = open(sys.argv[1]).read().split('\\n');"
+        "v = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3).fit(t);"
+        "np.save(sys.argv[2], v.embedding_)"
+    )
+    out = tmp_path / "emb.npy"
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    subprocess.run([sys.executable, "-c", code, str(corpus), str(out)], check=True, env=env)
+    np.testing.assert_array_equal(np.load(out), vec.embedding_)
+
+
+def test_clone_pickle_roundtrip(toy_corpus):
+    texts, _ = toy_corpus
+    vec = Word2VecVectorizer(vector_size=8, min_count=2, random_state=0)
+    assert clone(vec).get_params() == vec.get_params()
+    vec.fit(texts)
+    loaded = pickle.loads(pickle.dumps(vec))
+    a, b = vec.transform(texts), loaded.transform(texts)
+    np.testing.assert_array_equal(a.ids, b.ids)
+    np.testing.assert_array_equal(a.tables[0], b.tables[0])
+    assert a.vocabulary_id == b.vocabulary_id
+
+
+def test_pipeline_and_grid_search(toy_corpus):
+    texts, labels = toy_corpus
+    pipe = Pipeline([
+        ("emb", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
+        ("mean", FunctionTransformer(_mean_vector)),
+        ("clf", LogisticRegression()),
+    ])
+    search = GridSearchCV(pipe, {"emb__vector_size": [4, 8]}, cv=2).fit(texts, labels)
+    assert search.best_params_["emb__vector_size"] in (4, 8)
+    assert search.best_estimator_.named_steps["emb"].embedding_.shape[1] == \
+        search.best_params_["emb__vector_size"]
+
+
+def test_inverse_transform(toy_corpus):
+    texts, _ = toy_corpus
+    vec = Word2VecVectorizer(vector_size=4, min_count=1, oov="token", random_state=0).fit(texts)
+    assert vec.inverse_transform(vec.transform(["good qqq movie"])) == [["good", "<oov>", "movie"]]
+
+
+def test_transform_memory_is_linear_in_tokens(toy_corpus):
+    texts, _ = toy_corpus
+    vec = Word2VecVectorizer(vector_size=50, min_count=1, random_state=0).fit(texts)
+    seqs = vec.transform(texts * 50)
+    n_tokens = seqs.lengths.sum()
+    own = seqs.ids.nbytes + seqs.offsets.nbytes
+    assert seqs.ids.dtype == np.int32
+    assert own <= 4 * n_tokens + 8 * (len(seqs) + 1)
+    assert seqs.tables[0] is vec.embedding_
+
+
+@pytest.mark.parametrize(
+    "docs, error, match",
+    [
+        ("a single string", TypeError, "single string"),
+        (None, TypeError, "iterable of documents"),
+        (["ok doc", None], TypeError, "Document 1"),
+        (["ok doc", 3.5], TypeError, "Document 1 .* float"),
+        ([b"\xff\xfe bad"], ValueError, "Document 0 .* cannot be decoded"),
+        ([], ValueError, "empty"),
+        (["each word once"], ValueError, "min_count=5"),
+    ],
+)
+def test_bad_documents(docs, error, match):
+    with pytest.raises(error, match=match):
+        Word2VecVectorizer().fit(docs)
+
+
+def test_accepts_numpy_array_and_generator(toy_corpus):
+    texts, _ = toy_corpus
+    vec = Word2VecVectorizer(vector_size=4, min_count=1, random_state=0)
+    a = vec.fit(np.array(texts, dtype=object)).transform(np.array(texts))
+    b = vec.fit(t for t in texts).transform(iter(texts))
+    np.testing.assert_array_equal(a.ids, b.ids)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"vector_size": 0}, "vector_size"),
+        ({"min_count": -1}, "min_count"),
+        ({"oov": "drop"}, "oov"),
+        ({"sg": 2}, "sg"),
+        ({"tokenizer": "split"}, "tokenizer"),
+        ({"pretrained_format": "txt"}, "pretrained_format"),
+    ],
+)
+def test_bad_parameters(params, match):
+    with pytest.raises(ValueError, match=match):
+        Word2VecVectorizer(**params).fit(["a b c"] * 10)
+
+
+def _write(path, text, mode="w"):
+    with open(path, mode) as f:
+        f.write(text)
+    return str(path)
+
+
+def test_pretrained_text_formats(tmp_path):
+    docs = ["cat dog", "dog bird", "cat bird fish"] * 3
+    rows = {"cat": [1, 0, 0], "dog": [0, 1, 0], "bird": [0, 0, 1], "zebra": [1, 1, 1]}
+    body = "".join(f"{w} {' '.join(map(str, v))}\n" for w, v in rows.items())
+    glove = _write(tmp_path / "g.txt", body)
+    w2v = _write(tmp_path / "w.txt", f"{len(rows)} 3\n" + body)
+    for path, fmt in [(glove, "glove"), (glove, "auto"), (w2v, "word2vec"), (w2v, "auto")]:
+        vec = Word2VecVectorizer(pretrained=path, pretrained_format=fmt, min_count=1).fit(docs)
+        assert set(vec.vocabulary_) == {"cat", "dog", "bird"}  # fish has no vector
+        for word in ("cat", "dog", "bird"):
+            np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_[word]], rows[word])
+
+
+def test_pretrained_binary(tmp_path):
+    vectors = {"cat": np.array([1, 2], np.float32), "dog": np.array([3, 4], np.float32)}
+    data = b"2 2\n" + b"".join(w.encode() + b" " + v.tobytes() + b"\n" for w, v in vectors.items())
+    path = _write(tmp_path / "v.bin", data, "wb")
+    vec = Word2VecVectorizer(pretrained=path, min_count=1).fit(["cat dog"] * 2)
+    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["dog"]], [3, 4])
+    truncated = _write(tmp_path / "t.bin", data[:-6], "wb")
+    with pytest.raises(ValueError, match="truncated"):
+        Word2VecVectorizer(pretrained=truncated, min_count=1).fit(["cat dog"] * 2)
+
+
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("", "holds no vectors"),
+        ("cat 1 2\ndog 1\n", "line 2: expected a word and 2 numbers"),
+        ("cat 1 2\ndog 1 x\n", "line 2: 'x' is not a number"),
+        ("3 2\ncat 1 2\ndog 1 2\n", "announces 3 vectors but the file holds 2"),
+        ("cat 1 nan\n", "line 1: the vector holds NaN"),
+    ],
+)
+def test_bad_pretrained_files(tmp_path, content, match):
+    path = _write(tmp_path / "bad.txt", content)
+    with pytest.raises(ValueError, match=match) as info:
+        Word2VecVectorizer(pretrained=path, min_count=1).fit(["cat dog"] * 2)
+    assert "bad.txt" in str(info.value)
+
+
+def test_pretrained_missing_file():
+    with pytest.raises(ValueError, match="does not exist"):
+        Word2VecVectorizer(pretrained="/nonexistent/vectors.txt").fit(["a b"] * 5)
+
+
+def test_token_sequences_indexing():
+    table = np.arange(12, dtype=np.float32).reshape(6, 2)
+    seqs = TokenSequences([2, 3, 4, 5, 2, 3], [0, 2, 2, 6], (table,), "v")
+    assert len(seqs) == 3 and seqs.shape == (3,)
+    assert seqs[[2, 0]].document(0).tolist() == [4, 5, 2, 3]
+    assert seqs[np.array([False, True, True])].lengths.tolist() == [0, 4]
+    assert seqs[1:].lengths.tolist() == [0, 4]
+    assert seqs[-1].lengths.tolist() == [4]
+    assert seqs[np.array([0, 2]), ...].tables[0] is table
+    restored = pickle.loads(pickle.dumps(seqs))
+    np.testing.assert_array_equal(restored.ids, seqs.ids)
+    with pytest.raises(ValueError, match="Token ids must lie in"):
+        TokenSequences([7], [0, 1], (table,), "v")
+    with pytest.raises(ValueError, match="share one vocabulary"):
+        TokenSequences([1], [0, 1], (table, table[:3]), "v")
