@@ -99,7 +99,7 @@ class LAMAClassifier(BaseSequenceClassifier):
     >>> labels = ["pos", "neg"] * 20
     >>> pipe = make_pipeline(
     ...     Word2VecVectorizer(vector_size=16, min_count=1, random_state=0),
-    ...     LAMAClassifier(n_heads=4, hidden_size=8, max_epochs=5, random_state=0),
+    ...     LAMAClassifier(n_heads=4, hidden_size=8, random_state=0),
     ... ).fit(docs, labels)
     >>> pipe.predict(["great nice", "awful sad"]).tolist()
     ['pos', 'neg']
