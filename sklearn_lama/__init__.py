@@ -1,9 +1,16 @@
 """Compact attention-based text classifiers for scikit-learn (LAMA, FCSR, Duo)."""
 
 from ._lama import LAMAClassifier
+from ._meta_embedding import MetaEmbeddingTransformer
 from ._sequences import TokenSequences
 from ._vectorizer import Word2VecVectorizer
 
 __version__ = "0.1.0"
 
-__all__ = ["LAMAClassifier", "TokenSequences", "Word2VecVectorizer", "__version__"]
+__all__ = [
+    "LAMAClassifier",
+    "MetaEmbeddingTransformer",
+    "TokenSequences",
+    "Word2VecVectorizer",
+    "__version__",
+]

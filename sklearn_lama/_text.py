@@ -1,9 +1,12 @@
 """Validation and tokenisation of raw documents, shared by the text transformers."""
 
 import re
+from array import array
 from collections.abc import Iterable
 
 import numpy as np
+
+from ._sequences import OOV_ID
 
 
 def check_documents(raw_documents, encoding="utf-8", param="raw_documents"):
@@ -72,3 +75,22 @@ def build_tokenizer(lowercase, token_pattern, tokenizer):
     if lowercase:
         return lambda doc: split(doc.lower())
     return split
+
+
+def encode_documents(documents, tokenize, vocabulary, discard_oov, max_len):
+    """Map documents to ragged token ids: one flat ``int32`` array plus offsets.
+
+    Words outside ``vocabulary`` become the OOV id, or are dropped with
+    ``discard_oov``; documents are cut to ``max_len`` ids. Memory is linear in
+    the number of tokens.
+    """
+    ids = array("i")
+    offsets = array("q", [0])
+    for doc in documents:
+        doc_ids = [vocabulary.get(token, OOV_ID) for token in tokenize(doc)]
+        if discard_oov:
+            doc_ids = [i for i in doc_ids if i != OOV_ID]
+        ids.extend(doc_ids[:max_len])
+        offsets.append(len(ids))
+    flat = np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, np.int32)
+    return flat, np.frombuffer(offsets, dtype=np.int64)

@@ -2,7 +2,6 @@
 
 import hashlib
 import os
-from array import array
 from collections import Counter
 from numbers import Integral
 
@@ -12,8 +11,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._sequences import OOV_ID, TokenSequences
-from ._text import build_tokenizer, check_documents
+from ._sequences import TokenSequences
+from ._text import build_tokenizer, check_documents, encode_documents
 from ._vector_files import FORMATS, load_vectors
 
 __all__ = ["Word2VecVectorizer"]
@@ -258,22 +257,10 @@ class Word2VecVectorizer(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
         documents = check_documents(raw_documents, self.encoding, "raw_documents")
-        vocabulary = self.vocabulary_
-        discard = self.oov == "discard"
-        ids = array("i")
-        offsets = array("q", [0])
-        for doc in documents:
-            doc_ids = [vocabulary.get(token, OOV_ID) for token in tokenize(doc)]
-            if discard:
-                doc_ids = [i for i in doc_ids if i != OOV_ID]
-            ids.extend(doc_ids[: self.max_len])
-            offsets.append(len(ids))
-        return TokenSequences(
-            np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, np.int32),
-            np.frombuffer(offsets, dtype=np.int64),
-            (self.embedding_,),
-            self.vocabulary_id_,
+        ids, offsets = encode_documents(
+            documents, tokenize, self.vocabulary_, self.oov == "discard", self.max_len
         )
+        return TokenSequences(ids, offsets, (self.embedding_,), self.vocabulary_id_)
 
     def inverse_transform(self, X):
         """Return the tokens of each document of a :class:`TokenSequences`.

@@ -1,0 +1,208 @@
+"""MetaEmbeddingTransformer: several embeddings of the same words over one vocabulary."""
+
+from collections import Counter
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import TransformerMixin, clone
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import _BaseComposition
+from sklearn.utils.validation import check_is_fitted
+
+from ._sequences import TokenSequences
+from ._text import build_tokenizer, check_documents, encode_documents
+from ._vectorizer import N_RESERVED, vocabulary_fingerprint
+
+__all__ = ["MetaEmbeddingTransformer"]
+
+
+class MetaEmbeddingTransformer(TransformerMixin, _BaseComposition):
+    """Several word embeddings of one corpus, aligned on one shared vocabulary.
+
+    Each source (typically a :class:`Word2VecVectorizer` with its own settings,
+    or one loading a pretrained file) is fitted on the corpus; the output
+    :class:`TokenSequences` carries one embedding table per source, all indexed
+    by the same token ids. This is the input of
+    :class:`~sklearn_lama.DuoClassifier`, whose two attention roles read the
+    first two tables (the Duo paper's embedding "couples").
+
+    Sources are given as ``(name, transformer)`` pairs, as in
+    :class:`~sklearn.pipeline.FeatureUnion`, so their parameters are tunable as
+    ``<step>__<name>__<parameter>``, e.g. ``emb__cbow__vector_size``.
+
+    The shared vocabulary is built by this transformer's own tokenisation
+    (``lowercase``, ``token_pattern``, ``tokenizer``) and ``min_count``. A word
+    a source has no vector for (rarer than that source's ``min_count``, or absent
+    from its pretrained file) gets a **zero row** in that source's table: it
+    contributes nothing through that embedding until fine-tuning moves it.
+    ``coverage_`` reports the share of the vocabulary each source covers.
+
+    Parameters
+    ----------
+    sources : list of (str, transformer) tuples
+        Embedding sources. Each must expose ``vocabulary_`` (word → row) and
+        ``embedding_`` (the table) after ``fit``, as
+        :class:`Word2VecVectorizer` does.
+    lowercase, token_pattern, tokenizer, max_len, oov, encoding
+        Tokenisation of the shared vocabulary; as in :class:`Word2VecVectorizer`.
+    min_count : int, default=5
+        Words seen fewer times are left out of the shared vocabulary.
+
+    Attributes
+    ----------
+    vocabulary_ : dict
+        Shared vocabulary, word → id (ids start at 2).
+    embeddings_ : tuple of ndarray of shape (len(vocabulary_) + 2, d_i)
+        One table per source, in the order of ``sources``.
+    coverage_ : dict
+        Source name → fraction of ``vocabulary_`` it has a vector for.
+    vocabulary_id_ : str
+        Fingerprint of the vocabulary, carried by every transformed output.
+
+    Examples
+    --------
+    >>> from sklearn_lama import MetaEmbeddingTransformer, Word2VecVectorizer
+    >>> docs = ["the cat sat on the mat", "the dog sat on the log"] * 5
+    >>> meta = MetaEmbeddingTransformer([
+    ...     ("cbow", Word2VecVectorizer(vector_size=4, sg=0, random_state=0)),
+    ...     ("skipgram", Word2VecVectorizer(vector_size=6, sg=1, random_state=0)),
+    ... ]).fit(docs)
+    >>> [t.shape for t in meta.transform(docs[:1]).tables]
+    [(9, 4), (9, 6)]
+    >>> meta.set_params(cbow__vector_size=8).get_params()["cbow__vector_size"]
+    8
+    """
+
+    _parameter_constraints = {
+        "sources": [list],
+        "lowercase": ["boolean"],
+        "token_pattern": [str],
+        "tokenizer": [callable, None],
+        "max_len": [Interval(Integral, 1, None, closed="left"), None],
+        "oov": [StrOptions({"discard", "token"})],
+        "min_count": [Interval(Integral, 1, None, closed="left")],
+        "encoding": [str],
+    }
+
+    def __init__(
+        self,
+        sources,
+        *,
+        lowercase=True,
+        token_pattern=r"(?u)\b\w+\b|[^\w\s]",
+        tokenizer=None,
+        max_len=None,
+        oov="discard",
+        min_count=5,
+        encoding="utf-8",
+    ):
+        self.sources = sources
+        self.lowercase = lowercase
+        self.token_pattern = token_pattern
+        self.tokenizer = tokenizer
+        self.max_len = max_len
+        self.oov = oov
+        self.min_count = min_count
+        self.encoding = encoding
+
+    def get_params(self, deep=True):
+        """Parameters of this transformer and, with ``deep``, of its sources."""
+        return self._get_params("sources", deep=deep)
+
+    def set_params(self, **params):
+        """Set parameters, including ``<name>__<parameter>`` of the sources."""
+        self._set_params("sources", **params)
+        return self
+
+    def _check_sources(self):
+        if not self.sources:
+            raise ValueError("sources must hold at least one (name, transformer) pair.")
+        for i, pair in enumerate(self.sources):
+            if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+                raise TypeError(
+                    f"sources[{i}] must be a (name, transformer) tuple, got {pair!r}."
+                )
+            if not hasattr(pair[1], "fit"):
+                raise TypeError(
+                    f"Source {pair[0]!r} is {type(pair[1]).__name__}, which has no fit "
+                    "method; use e.g. Word2VecVectorizer(...)."
+                )
+        self._validate_names([name for name, _ in self.sources])
+
+    def fit(self, raw_documents, y=None):
+        """Fit every source on the corpus and align their tables.
+
+        Parameters
+        ----------
+        raw_documents : iterable of str
+            The training corpus.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : MetaEmbeddingTransformer
+        """
+        self._validate_params()
+        self._check_sources()
+        documents = check_documents(raw_documents, self.encoding, "raw_documents")
+        if not documents:
+            raise ValueError("raw_documents is empty: fit needs at least one document.")
+        tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
+        counts = Counter(token for doc in documents for token in tokenize(doc))
+        words = sorted((w for w, c in counts.items() if c >= self.min_count),
+                       key=lambda w: (-counts[w], w))
+        if not words:
+            raise ValueError(
+                f"No word occurs at least min_count={self.min_count} times in the "
+                f"{len(documents)} documents; lower min_count or provide a larger corpus."
+            )
+
+        tables, coverage = [], {}
+        for name, source in self.sources:
+            fitted = clone(source).fit(documents)
+            if not (hasattr(fitted, "vocabulary_") and hasattr(fitted, "embedding_")):
+                raise TypeError(
+                    f"Source {name!r} ({type(source).__name__}) has no vocabulary_ and "
+                    "embedding_ after fit; sources must be word-embedding transformers "
+                    "such as Word2VecVectorizer."
+                )
+            rows = np.array([fitted.vocabulary_.get(w, -1) for w in words])
+            table = np.zeros((len(words) + N_RESERVED, fitted.embedding_.shape[1]), np.float32)
+            found = rows >= 0
+            table[N_RESERVED:][found] = fitted.embedding_[rows[found]]
+            tables.append(table)
+            coverage[name] = float(found.mean())
+
+        self.vocabulary_ = {w: i + N_RESERVED for i, w in enumerate(words)}
+        self.embeddings_ = tuple(tables)
+        self.coverage_ = coverage
+        self.vocabulary_id_ = vocabulary_fingerprint(words)
+        return self
+
+    def transform(self, raw_documents):
+        """Token ids over the shared vocabulary, with one table per source.
+
+        Parameters
+        ----------
+        raw_documents : iterable of str
+            Documents to transform.
+
+        Returns
+        -------
+        sequences : TokenSequences
+            Ragged ids and the tables ``embeddings_`` (shared, not copied).
+        """
+        check_is_fitted(self)
+        tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
+        documents = check_documents(raw_documents, self.encoding, "raw_documents")
+        ids, offsets = encode_documents(
+            documents, tokenize, self.vocabulary_, self.oov == "discard", self.max_len
+        )
+        return TokenSequences(ids, offsets, self.embeddings_, self.vocabulary_id_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        return tags

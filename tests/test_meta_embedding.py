@@ -1,0 +1,93 @@
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from sklearn_lama import MetaEmbeddingTransformer, TokenSequences, Word2VecVectorizer
+
+
+def _meta(**params):
+    return MetaEmbeddingTransformer(
+        [
+            ("cbow", Word2VecVectorizer(vector_size=4, sg=0, min_count=1, random_state=0)),
+            ("sg", Word2VecVectorizer(vector_size=6, sg=1, min_count=3, random_state=0)),
+        ],
+        min_count=1,
+        **params,
+    )
+
+
+def _first_table_mean(seqs):
+    table = seqs.tables[0]
+    return np.stack([table[seqs.document(i)].sum(0) for i in range(len(seqs))])
+
+
+def test_one_table_per_source_over_one_vocabulary(toy_corpus):
+    texts, _ = toy_corpus
+    meta = _meta().fit(texts)
+    seqs = meta.transform(texts)
+    assert isinstance(seqs, TokenSequences)
+    assert [t.shape for t in seqs.tables] == [(len(meta.vocabulary_) + 2, 4),
+                                               (len(meta.vocabulary_) + 2, 6)]
+    assert seqs.tables[0] is meta.embeddings_[0]
+    cbow = Word2VecVectorizer(vector_size=4, sg=0, min_count=1, random_state=0).fit(texts)
+    for word in ("good", "movie"):
+        np.testing.assert_array_equal(meta.embeddings_[0][meta.vocabulary_[word]],
+                                      cbow.embedding_[cbow.vocabulary_[word]])
+
+
+def test_missing_words_get_zero_fallback_rows():
+    docs = ["common common common rare"] * 1 + ["common word word word"] * 2
+    meta = MetaEmbeddingTransformer(
+        [("all", Word2VecVectorizer(vector_size=3, min_count=1, random_state=0)),
+         ("frequent", Word2VecVectorizer(vector_size=3, min_count=3, random_state=0))],
+        min_count=1,
+    ).fit(docs)
+    rare = meta.vocabulary_["rare"]
+    assert meta.embeddings_[0][rare].any()
+    assert not meta.embeddings_[1][rare].any()
+    assert meta.coverage_ == {"all": 1.0, "frequent": pytest.approx(2 / 3)}
+
+
+def test_params_are_exposed_like_feature_union(toy_corpus):
+    meta = _meta()
+    params = meta.get_params(deep=True)
+    assert params["cbow__vector_size"] == 4 and params["sg__sg"] == 1
+    meta.set_params(cbow__vector_size=5)
+    assert meta.sources[0][1].vector_size == 5
+    cloned = clone(meta)
+    assert cloned.get_params()["cbow__vector_size"] == 5
+    assert cloned.sources[0][1] is not meta.sources[0][1]
+
+
+def test_pickle_pipeline_and_grid_search(toy_corpus):
+    texts, labels = toy_corpus
+    meta = _meta().fit(texts)
+    restored = pickle.loads(pickle.dumps(meta))
+    np.testing.assert_array_equal(restored.transform(texts).ids, meta.transform(texts).ids)
+    pipe = Pipeline([("emb", _meta()), ("sum", FunctionTransformer(_first_table_mean)),
+                     ("clf", LogisticRegression())])
+    search = GridSearchCV(pipe, {"emb__cbow__vector_size": [3, 4]}, cv=2).fit(texts, labels)
+    best = search.best_params_["emb__cbow__vector_size"]
+    assert search.best_estimator_["emb"].embeddings_[0].shape[1] == best
+
+
+@pytest.mark.parametrize(
+    "sources, error, match",
+    [
+        ([], ValueError, "at least one"),
+        ([Word2VecVectorizer()], TypeError, r"\(name, transformer\) tuple"),
+        ([("a", "vectors.txt")], TypeError, "no fit method"),
+        ([("a", Word2VecVectorizer()), ("a", Word2VecVectorizer())], ValueError, "unique"),
+        ([("a", FunctionTransformer())], TypeError, "vocabulary_ and embedding_"),
+    ],
+)
+def test_bad_sources(toy_corpus, sources, error, match):
+    texts, _ = toy_corpus
+    with pytest.raises(error, match=match):
+        MetaEmbeddingTransformer(sources, min_count=1).fit(texts)
