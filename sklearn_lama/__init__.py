@@ -1,5 +1,6 @@
 """Compact attention-based text classifiers for scikit-learn (LAMA, FCSR, Duo)."""
 
+from ._fcsr import FCSRClassifier
 from ._lama import LAMAClassifier
 from ._meta_embedding import MetaEmbeddingTransformer
 from ._sequences import TokenSequences
@@ -8,6 +9,7 @@ from ._vectorizer import Word2VecVectorizer
 __version__ = "0.1.0"
 
 __all__ = [
+    "FCSRClassifier",
     "LAMAClassifier",
     "MetaEmbeddingTransformer",
     "TokenSequences",

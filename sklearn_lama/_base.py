@@ -230,6 +230,9 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
     def _build_core(self, input_size, n_classes):
         raise NotImplementedError
 
+    def _check_params(self):
+        """Checks across parameters that the constraints cannot express."""
+
     def _extra_callbacks(self):
         """Callbacks a subclass adds to the net (e.g. a learning-rate schedule)."""
         return []
@@ -268,6 +271,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         self._validate_params()
+        self._check_params()
         device = self._check_device()
         batches, y, tables = self._check_input(X, y, reset=True)
         check_classification_targets(y)

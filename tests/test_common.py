@@ -2,12 +2,12 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_lama import LAMAClassifier
+from sklearn_lama import FCSRClassifier, LAMAClassifier
 
 # Word2VecVectorizer takes raw text, for which scikit-learn runs no common checks;
 # tests/test_vectorizer.py covers its clone, pickle, Pipeline and GridSearchCV
 # behaviour instead.
-ESTIMATORS = [LAMAClassifier()]
+ESTIMATORS = [LAMAClassifier(), FCSRClassifier()]
 
 
 @parametrize_with_checks(ESTIMATORS)

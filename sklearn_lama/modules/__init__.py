@@ -5,7 +5,18 @@ torch code. Inputs are ``(B, T, d)`` float tensors with a ``(B, T)`` boolean
 mask that is True on real tokens.
 """
 
+from ._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
 from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
 from ._network import SequenceNetwork
 
-__all__ = ["BiGRUEncoder", "LAMAAttention", "LAMAModule", "SequenceNetwork"]
+__all__ = [
+    "BiGRUEncoder",
+    "FCSRCell",
+    "FCSRModule",
+    "FeatureAttention",
+    "LAMAAttention",
+    "LAMAModule",
+    "SequenceNetwork",
+    "fcsr_lr_lambda",
+    "fofe",
+]

@@ -1,0 +1,160 @@
+"""FCSRClassifier: the estimator around :class:`~sklearn_lama.modules.FCSRModule`."""
+
+from functools import partial
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval, StrOptions
+from skorch.callbacks import LRScheduler
+from torch.optim.lr_scheduler import LambdaLR
+
+from ._base import BaseSequenceClassifier
+from .modules import FCSRModule, fcsr_lr_lambda
+
+__all__ = ["FCSRClassifier"]
+
+
+class FCSRClassifier(BaseSequenceClassifier):
+    """Full-context semantic representation (FCSR) text classifier.
+
+    One layer: FOFE compresses each word's whole left and right context with
+    forgetting factor ``alpha`` (``papers/fcsr.md`` Eq. 2-3, 12-13), a Context
+    Integration Sub-cell and a Semantic Analysis Sub-cell, each with four
+    sigmoid gates, combine them (Eq. 4-8), and feature attention pools the
+    ``4n`` features over time (Eq. 9; see
+    :class:`~sklearn_lama.modules.FeatureAttention` for how its inconsistent
+    shapes are resolved). The cost is linear in the document length.
+
+    From the paper: ``alpha=0.2``, Adam, learning rate 0.01, and (optionally,
+    ``lr_schedule="paper"``) the epoch-wise decay of Eq. 16 with
+    ``epoch_max = max_epochs``. Dropout 0.3, batch size 32 and ``max_epochs=20``
+    are this library's choices (the paper sets them per dataset).
+
+    Parameters
+    ----------
+    alpha : float, default=0.2
+        FOFE forgetting factor, in [0, 1).
+    learn_alpha : bool, default=False
+        Learn ``alpha`` (starting from ``alpha``, which must then be > 0).
+    hidden_size : int, default=None
+        Width ``n`` of the cell. ``None`` uses the embedding size as the paper
+        does; an int adds a linear projection of the embeddings first.
+    pooling : {"attention", "mean"}, default="attention"
+        ``"attention"`` is the paper's feature attention (Eq. 9); ``"mean"``
+        averages ``R_t`` over the document's tokens.
+    dropout : float, default=0.3
+        Dropout before the output layer.
+    lr_schedule : {None, "paper"}, default=None
+        ``"paper"`` multiplies the learning rate by Eq. 16's factor each epoch.
+    embedding_dim, freeze_embeddings, max_epochs, batch_size, optimizer, lr, \
+momentum, weight_decay, early_stopping, validation_fraction, patience, device, \
+verbose, random_state
+        As in :class:`LAMAClassifier`; here ``optimizer="adam"``, ``lr=0.01``
+        and ``weight_decay=0`` by default.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    net_ : skorch.NeuralNetClassifier
+        The trained skorch net.
+    n_epochs_ : int
+        Epochs trained.
+    n_features_in_ : int
+        Number of tokens per document, when fitted on a plain array.
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn_lama import FCSRClassifier, Word2VecVectorizer
+    >>> docs = ["good great fine nice", "bad awful poor sad"] * 20
+    >>> labels = ["pos", "neg"] * 20
+    >>> pipe = make_pipeline(
+    ...     Word2VecVectorizer(vector_size=16, min_count=1, random_state=0),
+    ...     FCSRClassifier(alpha=0.5, random_state=0),
+    ... ).fit(docs, labels)
+    >>> pipe.predict(["great nice", "awful sad"]).tolist()
+    ['pos', 'neg']
+    """
+
+    _parameter_constraints = {
+        **BaseSequenceClassifier._common_constraints,
+        "alpha": [Interval(Real, 0, 1, closed="left")],
+        "learn_alpha": ["boolean"],
+        "hidden_size": [Interval(Integral, 1, None, closed="left"), None],
+        "pooling": [StrOptions({"attention", "mean"})],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "lr_schedule": [StrOptions({"paper"}), None],
+    }
+
+    def __init__(
+        self,
+        alpha=0.2,
+        *,
+        learn_alpha=False,
+        hidden_size=None,
+        pooling="attention",
+        dropout=0.3,
+        lr_schedule=None,
+        embedding_dim=100,
+        freeze_embeddings=False,
+        max_epochs=20,
+        batch_size=32,
+        optimizer="adam",
+        lr=0.01,
+        momentum=0.9,
+        weight_decay=0.0,
+        early_stopping=True,
+        validation_fraction=0.1,
+        patience=5,
+        device="cpu",
+        verbose=0,
+        random_state=None,
+    ):
+        self.alpha = alpha
+        self.learn_alpha = learn_alpha
+        self.hidden_size = hidden_size
+        self.pooling = pooling
+        self.dropout = dropout
+        self.lr_schedule = lr_schedule
+        self.embedding_dim = embedding_dim
+        self.freeze_embeddings = freeze_embeddings
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.optimizer = optimizer
+        self.lr = lr
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.device = device
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _check_params(self):
+        if self.learn_alpha and self.alpha == 0:
+            raise ValueError(
+                "alpha must be > 0 with learn_alpha=True (it is learned through its "
+                "logit); got alpha=0."
+            )
+
+    def _build_core(self, input_size, n_classes):
+        return FCSRModule(
+            input_size,
+            n_classes,
+            hidden_size=self.hidden_size,
+            alpha=self.alpha,
+            learn_alpha=self.learn_alpha,
+            dropout=self.dropout,
+            pooling=self.pooling,
+        )
+
+    def _extra_callbacks(self):
+        if self.lr_schedule is None:
+            return []
+        return [
+            LRScheduler(
+                policy=LambdaLR,
+                lr_lambda=partial(fcsr_lr_lambda, max_epochs=self.max_epochs),
+            )
+        ]

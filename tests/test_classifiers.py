@@ -1,0 +1,211 @@
+"""Behaviour every classifier of the package shares: one test body, each estimator."""
+
+import subprocess
+import sys
+
+import joblib
+import numpy as np
+import pytest
+import torch
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+
+from sklearn_lama import FCSRClassifier, LAMAClassifier, Word2VecVectorizer
+
+# Small, fast settings per classifier, and one hyper-parameter to grid-search.
+CLASSIFIERS = {
+    "lama": (LAMAClassifier, dict(n_heads=4, hidden_size=8, mlp_hidden=16, lr=0.1),
+             ("n_heads", [1, 3])),
+    "fcsr": (FCSRClassifier, dict(), ("alpha", [0.1, 0.5])),
+}
+
+
+@pytest.fixture(params=sorted(CLASSIFIERS))
+def kind(request):
+    return request.param
+
+
+def make_classifier(kind, **params):
+    cls, small, _ = CLASSIFIERS[kind]
+    return cls(**{**small, "max_epochs": 25, "random_state": 0, **params})
+
+
+def make_pipeline(kind, **params):
+    return Pipeline([
+        ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
+        ("clf", make_classifier(kind, **params)),
+    ])
+
+
+@pytest.fixture(scope="module")
+def fitted_pipelines(toy_corpus):
+    texts, labels = toy_corpus
+    return {kind: make_pipeline(kind).fit(texts, labels) for kind in CLASSIFIERS}
+
+
+def test_learns_and_returns_user_labels(kind, fitted_pipelines, toy_corpus):
+    texts, labels = toy_corpus
+    pipe = fitted_pipelines[kind]
+    assert list(pipe.classes_) == ["neg", "pos"]
+    assert pipe.score(texts, labels) > 0.9
+    np.testing.assert_allclose(pipe.predict_proba(texts).sum(1), 1.0)
+
+
+def test_prediction_independent_of_batch(kind, fitted_pipelines, toy_corpus):
+    texts, _ = toy_corpus
+    pipe = fitted_pipelines[kind]
+    short = "good movie"
+    longer = [" ".join([t] * 3) for t in texts[:40]]
+    alone = pipe.predict_proba([short])[0]
+    batched = pipe.predict_proba(longer[:20] + [short] + longer[20:])[20]
+    np.testing.assert_allclose(alone, batched, rtol=1e-5, atol=1e-6)
+
+
+def test_subset_predictions_match_full(kind, fitted_pipelines, toy_corpus):
+    texts, _ = toy_corpus
+    pipe = fitted_pipelines[kind]
+    full = pipe.predict_proba(texts)
+    np.testing.assert_allclose(pipe.predict_proba(texts[5:17]), full[5:17], rtol=1e-5, atol=1e-6)
+
+
+def test_same_random_state_same_probabilities(kind, toy_corpus):
+    texts, labels = toy_corpus
+    a = make_pipeline(kind, max_epochs=3).fit(texts, labels).predict_proba(texts)
+    b = make_pipeline(kind, max_epochs=3).fit(texts, labels).predict_proba(texts)
+    c = make_pipeline(kind, max_epochs=3, random_state=1).fit(texts, labels).predict_proba(texts)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_grid_search_in_pipeline(kind, toy_corpus):
+    texts, labels = toy_corpus
+    name, values = CLASSIFIERS[kind][2]
+    search = GridSearchCV(make_pipeline(kind, max_epochs=2), {f"clf__{name}": values}, cv=2)
+    search.fit(texts, labels)
+    assert search.best_params_[f"clf__{name}"] in values
+    assert len(search.cv_results_["mean_test_score"]) == len(values)
+    assert getattr(search.best_estimator_["clf"], name) == search.best_params_[f"clf__{name}"]
+
+
+def test_joblib_roundtrip_in_new_process(kind, fitted_pipelines, toy_corpus, tmp_path):
+    texts, _ = toy_corpus
+    pipe = fitted_pipelines[kind]
+    joblib.dump(pipe, tmp_path / "model.joblib")
+    np.save(tmp_path / "expected.npy", pipe.predict_proba(texts))
+    (tmp_path / "texts.txt").write_text("\n".join(texts))
+    code = (
+        "import sys, joblib, numpy as np;"
+        "pipe = joblib.load(sys.argv[1]);"
+        "texts = open(sys.argv[2]).read().split('\\n');"
+        "np.testing.assert_array_equal(pipe.predict_proba(texts), np.load(sys.argv[3]));"
+        "print('same')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "model.joblib"),
+         str(tmp_path / "texts.txt"), str(tmp_path / "expected.npy")],
+        capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "same"
+
+
+def test_plain_array_inputs(kind):
+    rng = np.random.RandomState(0)
+    ids = rng.randint(1, 20, size=(60, 7))
+    y = (ids[:, 0] > 10).astype(int)
+    ids[::3, 5:] = 0  # padding
+    clf = make_classifier(kind, max_epochs=3).fit(ids, y)
+    assert clf.n_features_in_ == 7 and clf.vocabulary_size_ == 20
+    assert clf.predict(ids).shape == (60,)
+    with pytest.raises(ValueError, match="token id 25"):
+        clf.predict(np.full((2, 7), 25))
+    dense = rng.randn(60, 5, 3).astype(np.float32)
+    y = (dense[:, 0, 0] > 0).astype(int)
+    clf = make_classifier(kind, max_epochs=3).fit(dense, y)
+    assert clf.predict_proba(dense).shape == (60, 2)
+    with pytest.raises(ValueError, match="fitted with 3"):
+        clf.predict(dense[:, :, :2])
+    with pytest.raises(ValueError, match="fitted on a float array"):
+        clf.predict(ids[:, :5])
+
+
+def test_verbose_prints_progress_per_epoch(kind, toy_corpus, capsys):
+    texts, labels = toy_corpus
+    make_pipeline(kind, max_epochs=2, verbose=1).fit(texts, labels)
+    printed = capsys.readouterr()
+    for column in ("epoch", "train_loss", "train_acc", "valid_loss", "valid_acc"):
+        assert column in printed.out
+    assert "it/s" in printed.err  # the progress bar
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="tests the error raised without CUDA")
+def test_cuda_without_cuda_is_a_clear_error(kind, toy_corpus):
+    texts, labels = toy_corpus
+    with pytest.raises(ValueError, match="device='cuda'.*CUDA is not available"):
+        make_pipeline(kind, device="cuda").fit(texts, labels)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_fit(kind, toy_corpus):
+    texts, labels = toy_corpus
+    gpu = make_pipeline(kind, device="cuda").fit(texts, labels)
+    assert next(gpu["clf"].net_.module_.parameters()).is_cuda
+    assert gpu.score(texts, labels) > 0.9
+
+
+def test_bad_input_is_refused_before_training(kind, toy_corpus):
+    texts, labels = toy_corpus
+    pipe = make_pipeline(kind)
+    cls = CLASSIFIERS[kind][0]
+    with pytest.raises(TypeError, match="single string"):
+        pipe.fit("just one document", ["pos"])
+    with pytest.raises(TypeError, match="Document 3"):
+        pipe.fit(texts[:3] + [None] + texts[4:], labels)
+    with pytest.raises(ValueError, match="empty"):
+        pipe.fit([], [])
+    with pytest.raises(ValueError, match="min_count"):
+        Pipeline([("emb", Word2VecVectorizer()), ("clf", cls())]).fit(["a b", "c d"], [0, 1])
+    with pytest.raises(ValueError, match="only one class"):
+        pipe.fit(texts, ["pos"] * len(texts))
+    with pytest.raises(ValueError, match="NaN"):
+        cls().fit(np.array([[0.1, np.nan], [0.2, 0.3]]), [0, 1])
+    with pytest.raises(ValueError, match="infinity"):
+        cls().fit(np.array([[0.1, np.inf], [0.2, 0.3]]), [0, 1])
+    with pytest.raises(ValueError, match="NaN"):
+        pipe.fit(texts, np.where(labels == "pos", 1.0, np.nan))
+    with pytest.raises(ValueError, match="X holds 120 documents but y holds 3"):
+        pipe.fit(texts, labels[:3])
+    with pytest.raises(TypeError, match="not raw text"):
+        cls().fit(texts, labels)
+    with pytest.raises(ValueError, match="negative token ids"):
+        cls().fit(np.array([[1, -2], [3, 4]]), [0, 1])
+
+
+def test_container_from_other_vocabulary_is_refused(kind, fitted_pipelines, toy_corpus):
+    texts, _ = toy_corpus
+    other = Word2VecVectorizer(vector_size=16, min_count=1, lowercase=False, random_state=0)
+    seqs = other.fit_transform([t.upper() for t in texts])
+    with pytest.raises(ValueError, match="different vocabulary"):
+        fitted_pipelines[kind]["clf"].predict(seqs)
+
+
+def test_empty_and_unknown_documents_still_get_predictions(kind, fitted_pipelines):
+    proba = fitted_pipelines[kind].predict_proba(["", "zzz qqq", "!!!", "good"])
+    assert proba.shape == (4, 2) and np.all(np.isfinite(proba))
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"lr": 0.0}, "lr"),
+        ({"optimizer": "rmsprop"}, "optimizer"),
+        ({"validation_fraction": 1.5}, "validation_fraction"),
+        ({"max_epochs": 0}, "max_epochs"),
+        ({"batch_size": -3}, "batch_size"),
+        ({"device": "tpu"}, "device"),
+    ],
+)
+def test_invalid_common_hyperparameters(kind, toy_corpus, params, match):
+    texts, labels = toy_corpus
+    with pytest.raises(ValueError, match=match):
+        make_pipeline(kind, **params).fit(texts, labels)

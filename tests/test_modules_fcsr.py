@@ -1,0 +1,282 @@
+"""Tests of the pure-torch FCSR layer (sklearn_lama/modules/_fcsr.py)."""
+
+import functools
+
+import pytest
+import torch
+
+from sklearn_lama.modules._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    # These tensors are tiny: with several threads, OpenMP barriers dominate
+    # and stall badly when the CPU is shared (gradcheck went from ~2 s to 80 s).
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def naive_fofe(x, alpha):
+    """Plain recurrence of Eq. 2-3 in float64: the reference."""
+    x = x.double()
+    B, T, d = x.shape
+    left, right = torch.zeros_like(x), torch.zeros_like(x)
+    z = torch.zeros(B, d, dtype=x.dtype)
+    for t in range(T):
+        left[:, t] = z
+        z = alpha * z + x[:, t]
+    z = torch.zeros(B, d, dtype=x.dtype)
+    for t in range(T - 1, -1, -1):
+        right[:, t] = z
+        z = alpha * z + x[:, t]
+    return left, right
+
+
+def rel_err(out, ref):
+    return ((out.double() - ref).abs().max() / ref.abs().max().clamp(min=1e-30)).item()
+
+
+def padded_batch(lengths, d, seed=0, garbage=1e3):
+    g = torch.Generator().manual_seed(seed)
+    T = max(lengths)
+    x = torch.randn(len(lengths), T, d, generator=g)
+    mask = torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]
+    x[~mask] = garbage  # anything leaking from padding would be obvious
+    return x, mask
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.2, 0.5, 0.9, 0.99])
+@pytest.mark.parametrize("T", [1, 7, 1000])
+def test_fofe_matches_plain_recurrence(alpha, T):
+    x = torch.randn(3, T, 5, generator=torch.Generator().manual_seed(T)) * 3 + 1
+    ref_l, ref_r = naive_fofe(x, alpha)
+    left, right = fofe(x, None, alpha)
+    assert left.dtype == torch.float32 and left.shape == x.shape
+    if T == 1:
+        assert torch.equal(left, torch.zeros_like(x)) and torch.equal(right, torch.zeros_like(x))
+    else:
+        assert rel_err(left, ref_l) < 1e-5
+        assert rel_err(right, ref_r) < 1e-5
+
+
+@pytest.mark.parametrize("chunk_size", [2, 3, 5])
+def test_fofe_deep_recursion_small_chunks(chunk_size):
+    # Small chunks make a 37-word document go through several carry levels.
+    x = torch.randn(2, 37, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    for alpha in (0.0, 0.3, 0.95):
+        ref_l, ref_r = naive_fofe(x, alpha)
+        left, right = fofe(x, None, alpha, chunk_size=chunk_size)
+        torch.testing.assert_close(left, ref_l, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(right, ref_r, rtol=1e-12, atol=1e-12)
+
+
+def test_fofe_non_contiguous_input():
+    x = torch.randn(32, 2, 48).permute(1, 2, 0)  # (2, 48, 32), not contiguous
+    ref_l, ref_r = naive_fofe(x, 0.4)
+    left, right = fofe(x, None, 0.4)
+    assert rel_err(left, ref_l) < 1e-5 and rel_err(right, ref_r) < 1e-5
+
+
+def test_fofe_excludes_target_word_eq3():
+    # S = [1, 2, 3], alpha = 0.5: S_tl = FOFE(S_1, S_{t-1}), S_tr = FOFE(S_m, S_{t+1}).
+    x = torch.tensor([1.0, 2.0, 3.0]).view(1, 3, 1)
+    left, right = fofe(x, None, 0.5)
+    assert left.flatten().tolist() == [0.0, 1.0, 2.5]
+    assert right.flatten().tolist() == [3.5, 3.0, 0.0]
+    left, right = fofe(x, None, 0.0)  # 0**0 == 1: nearest neighbour only
+    assert left.flatten().tolist() == [0.0, 1.0, 2.0]
+    assert right.flatten().tolist() == [2.0, 3.0, 0.0]
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.99])
+def test_fofe_10000_words_float32(alpha):
+    x = torch.randn(2, 10_000, 4, generator=torch.Generator().manual_seed(2)) * 10 + 1
+    ref_l, ref_r = naive_fofe(x, alpha)
+    left, right = fofe(x, None, alpha)
+    assert torch.isfinite(left).all() and torch.isfinite(right).all()
+    assert rel_err(left, ref_l) < 1e-5
+    assert rel_err(right, ref_r) < 1e-5
+
+
+def test_fofe_no_overflow_large_values():
+    # The alpha**(-t) cumulative-sum trick overflows float32 here.
+    x = torch.full((1, 10_000, 3), 1e30)
+    left, right = fofe(x, None, 0.99)
+    assert torch.isfinite(left).all() and torch.isfinite(right).all()
+    torch.testing.assert_close(left[0, -1], torch.full((3,), 1e32), rtol=1e-4, atol=0)
+
+
+def test_fofe_padding_invariance():
+    lengths = [5, 300, 41, 0]
+    x, mask = padded_batch(lengths, 6)
+    x[0, 5:] = float("inf")  # where-masking, not multiplying: 0 * inf is NaN
+    left, right = fofe(x, mask, 0.7)
+    for i, n in enumerate(lengths):
+        alone_l, alone_r = fofe(x[i : i + 1, :n], None, 0.7)
+        torch.testing.assert_close(left[i : i + 1, :n], alone_l, rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(right[i : i + 1, :n], alone_r, rtol=1e-6, atol=1e-6)
+        assert torch.equal(left[i, n:], torch.zeros_like(left[i, n:]))
+        assert torch.equal(right[i, n:], torch.zeros_like(right[i, n:]))
+
+
+def test_fofe_gradcheck_x_and_alpha():
+    g = torch.Generator().manual_seed(3)
+    # chunk_size=3 on 21 words: three carry levels; the default chunk on 40.
+    x = torch.randn(2, 21, 2, dtype=torch.float64, generator=g, requires_grad=True)
+    mask = torch.arange(21)[None, :] < torch.tensor([21, 11])[:, None]
+    x_long = torch.randn(1, 40, 1, dtype=torch.float64, generator=g, requires_grad=True)
+    for a0 in (0.3, 0.9):
+        alpha = torch.tensor(a0, dtype=torch.float64, requires_grad=True)
+        assert torch.autograd.gradcheck(lambda x, a: fofe(x, mask, a, chunk_size=3), (x, alpha))
+        assert torch.autograd.gradcheck(lambda x, a: fofe(x, None, a), (x_long, alpha))
+
+
+def test_fofe_alpha_gradient_value():
+    # d/dalpha of the left context at t=2 of [1, 2, 3] is S_1 = 1.
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64).view(1, 3, 1)
+    alpha = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    left, _ = fofe(x, None, alpha)
+    left[0, 2, 0].backward()
+    assert alpha.grad.item() == pytest.approx(1.0)
+
+
+def test_module_padding_invariance_eval():
+    torch.manual_seed(0)
+    model = FCSRModule(5, 3, hidden_size=6, alpha=0.3).eval()
+    lengths = [4, 120, 17]
+    x, mask = padded_batch(lengths, 5, seed=4)
+    with torch.no_grad():
+        batch = model(x, mask)
+        for i, n in enumerate(lengths):
+            alone = model(x[i : i + 1, :n], torch.ones(1, n, dtype=torch.bool))
+            torch.testing.assert_close(batch[i : i + 1], alone, rtol=1e-5, atol=1e-6)
+    assert batch.shape == (3, 3)
+
+
+def test_feature_attention_masks_padding():
+    torch.manual_seed(0)
+    model = FCSRModule(4, 2).eval()
+    x, mask = padded_batch([3, 9], 4, seed=5)
+    with torch.no_grad():
+        _, weights = model(x, mask, return_attention=True)
+    assert weights.shape == (2, 9, 16)
+    assert torch.equal(weights[0, 3:], torch.zeros_like(weights[0, 3:]))
+    assert (weights[0, :3] > 0).all()
+    torch.testing.assert_close(weights.sum(1), torch.ones(2, 16))
+
+
+def test_feature_attention_is_a_weighted_mean_per_feature():
+    att = FeatureAttention(3, 1.0)
+    R = torch.randn(2, 5, 3)
+    mask = torch.tensor([[1, 1, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=torch.bool)
+    r, w = att(R, mask)
+    torch.testing.assert_close(r, (w * R).sum(1))
+    torch.testing.assert_close(r[0], (w[0, :2] * R[0, :2]).sum(0))
+
+
+def test_mean_pooling_option():
+    torch.manual_seed(0)
+    model = FCSRModule(4, 2, pooling="mean").eval()
+    x, mask = padded_batch([3, 9, 0], 4, seed=10)
+    with torch.no_grad():
+        logits, w = model(x, mask, return_attention=True)
+        R = model.cell(x, mask)
+    torch.testing.assert_close(w[0, :3], torch.full((3, 16), 1 / 3))
+    assert torch.equal(w[0, 3:], torch.zeros_like(w[0, 3:])) and torch.equal(w[2], torch.zeros_like(w[2]))
+    torch.testing.assert_close(logits[:2], model.out(R[:2].sum(1) / torch.tensor([[3.0], [9.0]])))
+    assert torch.isfinite(logits).all()
+
+
+@pytest.mark.parametrize("pooling", ["attention", "mean"])
+def test_zero_length_document_no_nan(pooling):
+    torch.manual_seed(0)
+    model = FCSRModule(4, 3, learn_alpha=True, pooling=pooling)
+    x, mask = padded_batch([0, 6], 4, seed=6, garbage=float("nan"))
+    logits, weights = model(x, mask, return_attention=True)
+    assert torch.isfinite(logits).all()
+    assert torch.equal(weights[0], torch.zeros_like(weights[0]))
+    logits.sum().backward()
+    for name, p in model.named_parameters():
+        assert torch.isfinite(p.grad).all(), name
+    model.eval()
+    with torch.no_grad():
+        # No token: the pooled representation is 0, so the logits are the bias.
+        torch.testing.assert_close(model(x[:1], mask[:1]), model.out.bias[None])
+        empty = model(torch.zeros(2, 0, 4), torch.zeros(2, 0, dtype=torch.bool))
+    assert torch.isfinite(empty).all() and empty.shape == (2, 3)
+
+
+def test_learnable_alpha_gets_gradient_and_stays_in_range():
+    torch.manual_seed(0)
+    model = FCSRModule(4, 2, alpha=0.2, learn_alpha=True)
+    assert model.alpha.item() == pytest.approx(0.2, abs=1e-6)
+    x, mask = padded_batch([7, 3], 4, seed=7)
+    torch.nn.functional.cross_entropy(model(x, mask), torch.tensor([0, 1])).backward()
+    grad = model.cell.alpha_logit.grad
+    assert grad is not None and grad.abs().item() > 0
+    # An optimiser can push the logit anywhere; sigmoid(large) rounds to 1.0
+    # in float32, which the parametrisation must not let through.
+    for logit in (1e9, 40.0, -1e9):
+        with torch.no_grad():
+            model.cell.alpha_logit.fill_(logit)
+        a = model.alpha
+        assert 0.0 <= a.item() < 1.0
+        assert torch.isfinite(model(x, mask)).all()
+    fixed = FCSRModule(4, 2, alpha=0.2)
+    assert fixed.alpha == 0.2 and not any("alpha" in n for n, _ in fixed.named_parameters())
+
+
+def test_cell_output_shape_and_zero_at_padding():
+    cell = FCSRCell(3)
+    x, mask = padded_batch([2, 5], 3, seed=8)
+    R = cell(x, mask)
+    assert R.shape == (2, 5, 12) and cell.out_features == 12
+    assert torch.equal(R[0, 2:], torch.zeros_like(R[0, 2:]))
+    assert (R[0, :2] != 0).any()
+
+
+def test_module_deterministic_and_dtype_float64():
+    torch.manual_seed(0)
+    a = FCSRModule(4, 2, hidden_size=8, dropout=0.5).eval()
+    torch.manual_seed(0)
+    b = FCSRModule(4, 2, hidden_size=8, dropout=0.5).eval()
+    x, mask = padded_batch([6, 2], 4, seed=9)
+    assert torch.equal(a(x, mask), b(x, mask))
+    out = a.double()(x.double(), mask)
+    assert out.dtype == torch.float64
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(alpha=1.0),
+        dict(alpha=-0.1),
+        dict(alpha=0.0, learn_alpha=True),
+        dict(dropout=1.0),
+        dict(hidden_size=0),
+        dict(pooling="max"),
+    ],
+)
+def test_module_rejects_bad_hyper_parameters(kwargs):
+    with pytest.raises(ValueError):
+        FCSRModule(4, 2, **kwargs)
+
+
+def test_fcsr_lr_lambda_matches_eq16_recursion():
+    lr, E = 0.01, 40
+    lrs = [lr]
+    for i in range(12):
+        lr = 0.8 * lr * 0.01 ** ((i + 0.01) / (E + 0.01))  # Eq. 16 verbatim
+        lrs.append(lr)
+    for e, expected in enumerate(lrs):
+        assert 0.01 * fcsr_lr_lambda(e, max_epochs=E) == pytest.approx(expected, rel=1e-12)
+    assert fcsr_lr_lambda(0) == 1.0
+
+    opt = torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], lr=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, functools.partial(fcsr_lr_lambda, max_epochs=E))
+    for e in range(1, 4):
+        opt.step()
+        sched.step()
+        assert opt.param_groups[0]["lr"] == pytest.approx(lrs[e], rel=1e-12)
