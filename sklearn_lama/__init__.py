@@ -1,5 +1,6 @@
 """Compact attention-based text classifiers for scikit-learn (LAMA, FCSR, Duo)."""
 
+from ._duo import DuoClassifier
 from ._fcsr import FCSRClassifier
 from ._lama import LAMAClassifier
 from ._meta_embedding import MetaEmbeddingTransformer
@@ -9,6 +10,7 @@ from ._vectorizer import Word2VecVectorizer
 __version__ = "0.1.0"
 
 __all__ = [
+    "DuoClassifier",
     "FCSRClassifier",
     "LAMAClassifier",
     "MetaEmbeddingTransformer",

@@ -65,7 +65,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
     - 2-D integer array ``(n, T)``: token ids, 0 is padding (dropped wherever it
       appears); embeddings of size ``embedding_dim`` are learned from scratch.
     - 2-D float array ``(n, T)``: ``T`` scalar features per document, read as a
-      sequence of length ``T`` with one feature per step.
+      sequence of length ``T`` with one value per step.
     - 3-D float array ``(n, T, d)``: pre-computed token vectors.
     """
 
@@ -155,7 +155,10 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
                 f"X must be 2-D (n_documents, n_tokens) or 3-D (n_documents, "
                 f"n_tokens, n_dims); got {X.ndim} dimensions."
             )
-        kind = "ids" if X.ndim == 2 and X.dtype.kind in "iu" else "dense"
+        if X.ndim == 2:
+            kind = "ids" if X.dtype.kind in "iu" else "features"
+        else:
+            kind = "dense"
         if reset:
             self._input_kind = kind
             for attr in ("vocabulary_id_", "embedding_dims_"):
@@ -164,7 +167,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         elif kind != self._input_kind:
             raise ValueError(
                 f"This {name} was fitted on {self._input_kind_description()}, but X "
-                f"is {'an integer array of token ids' if kind == 'ids' else 'a float array'}."
+                f"is {self._input_kind_description(kind)}."
             )
         if kind == "ids":
             batches = self._ids_batches(X, reset)
@@ -200,12 +203,13 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         np.cumsum(real.sum(1), out=offsets[1:])
         return SequenceBatches(ids=X[real].astype(np.int32), offsets=offsets)
 
-    def _input_kind_description(self):
+    def _input_kind_description(self, kind=None):
         return {
             "sequences": "TokenSequences",
-            "ids": "an integer array of token ids",
-            "dense": "a float array",
-        }[self._input_kind]
+            "ids": "a 2-D integer array of token ids",
+            "features": "a 2-D float array",
+            "dense": "a 3-D float array",
+        }[kind or self._input_kind]
 
     # -------------------------------------------------------------- training
     def _build_network(self, tables, n_classes):

@@ -10,13 +10,14 @@ import torch
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
-from sklearn_lama import FCSRClassifier, LAMAClassifier, Word2VecVectorizer
+from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier, Word2VecVectorizer
 
 # Small, fast settings per classifier, and one hyper-parameter to grid-search.
 CLASSIFIERS = {
     "lama": (LAMAClassifier, dict(n_heads=4, hidden_size=8, mlp_hidden=16, lr=0.1),
              ("n_heads", [1, 3])),
     "fcsr": (FCSRClassifier, dict(), ("alpha", [0.1, 0.5])),
+    "duo": (DuoClassifier, dict(d_ff=32), ("d_ff", [16, 32])),
 }
 
 
@@ -125,7 +126,7 @@ def test_plain_array_inputs(kind):
     assert clf.predict_proba(dense).shape == (60, 2)
     with pytest.raises(ValueError, match="fitted with 3"):
         clf.predict(dense[:, :, :2])
-    with pytest.raises(ValueError, match="fitted on a float array"):
+    with pytest.raises(ValueError, match="fitted on a 3-D float array, but X is a 2-D integer"):
         clf.predict(ids[:, :5])
 
 

@@ -1,0 +1,225 @@
+"""Tests of the Duo torch layer (sklearn_lama/modules/_duo.py): paper Eq. 1-6, masking, parameter count."""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from sklearn_lama.modules._duo import (
+    DuoEncoderLayer,
+    DuoLayerNorm,
+    DuoModule,
+    DuoMultiHeadAttention,
+    masked_softmax,
+)
+
+D1, D2, C = 6, 10, 3
+
+
+def _batch(lengths, d1=D1, d2=D2, seed=0, garbage=True):
+    """Random S, P and a mask for documents of the given lengths; padding filled with garbage (not zeros) so that
+    any leak from padded positions changes the result."""
+    g = torch.Generator().manual_seed(seed)
+    t = max(max(lengths), 1)
+    s = torch.randn(len(lengths), t, d1, generator=g)
+    p = torch.randn(len(lengths), t, d2, generator=g)
+    mask = torch.arange(t)[None, :] < torch.tensor(lengths)[:, None]
+    if not garbage:
+        s, p = s * mask[..., None], p * mask[..., None]
+    else:
+        s = torch.where(mask[..., None], s, 100.0 + 50.0 * torch.randn(s.shape, generator=g))
+        p = torch.where(mask[..., None], p, -100.0 + 50.0 * torch.randn(p.shape, generator=g))
+    return s, p, mask
+
+
+def _module(seed=0, **kw):
+    torch.manual_seed(seed)
+    return DuoModule((D1, D2), C, d_ff=12, **{"n_heads": 2, **kw}).eval()
+
+
+def test_masked_softmax_sums_to_one_and_empty_row_is_zero():
+    scores = torch.tensor([[1.0, 2.0, 3.0, 4.0], [5.0, -1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    mask = torch.tensor([[True, True, True, False], [True, False, False, False], [False] * 4])
+    w = masked_softmax(scores, mask)
+    torch.testing.assert_close(w[0, :3], torch.softmax(scores[0, :3], 0))
+    assert w[0, 3] == 0
+    assert w[1].tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert w[2].tolist() == [0.0] * 4
+
+
+@pytest.mark.parametrize("n_layers", [0, 2])
+def test_head_attention_weights_sum_to_one_on_real_tokens_zero_on_padding(n_layers):
+    m = _module(n_layers=n_layers)
+    s, p, mask = _batch([5, 3, 1, 0])
+    with torch.no_grad():
+        alpha_s, alpha_p = m.attention_weights((s, p), mask)
+    for alpha in (alpha_s, alpha_p):
+        assert (alpha[~mask] == 0).all()
+        assert (alpha[mask] > 0).all()
+        torch.testing.assert_close(alpha.sum(1), torch.tensor([1.0, 1.0, 1.0, 0.0]))
+
+
+def test_head_without_softmax_uses_raw_scores_zeroed_on_padding():
+    m = _module(attention_softmax=False)
+    s, p, mask = _batch([5, 3])
+    with torch.no_grad():
+        alpha_s, alpha_p = m.attention_weights((s, p), mask)
+    assert (alpha_s[~mask] == 0).all() and (alpha_p[~mask] == 0).all()
+    torch.testing.assert_close(alpha_s[mask], (s @ m.w_s)[mask])
+    torch.testing.assert_close(alpha_p[mask], (p @ m.w_p)[mask])
+
+
+@pytest.mark.parametrize("attention_softmax", [True, False])
+def test_head_matches_equations_1_to_3(attention_softmax):
+    m = _module(attention_softmax=attention_softmax, bias=True)
+    s, p, mask = _batch([4], garbage=False)
+    s, p = s[0], p[0]
+    score_s, score_p = s @ m.w_s, p @ m.w_p  # w^S S^T, w^P P^T
+    if attention_softmax:
+        score_s, score_p = torch.softmax(score_s, 0), torch.softmax(score_p, 0)
+    a_p = score_s @ p  # Eq. 1: weights from S, values from P
+    a_s = score_p @ s  # Eq. 2: weights from P, values from S
+    e = torch.cat([a_p, a_s]) @ m.fusion.weight.T + m.fusion.bias  # Eq. 3
+    expected = e @ m.output.weight.T + m.output.bias
+    with torch.no_grad():
+        torch.testing.assert_close(m((s[None], p[None]), mask)[0], expected)
+
+
+def test_multihead_attention_matches_equations_4_5_with_shared_key_value():
+    torch.manual_seed(0)
+    attn = DuoMultiHeadAttention(D1, D2, n_heads=2, dropout=0.0)
+    s, p, mask = _batch([5, 2])
+    with torch.no_grad():
+        a_s, a_p, w_p, w_s = attn(s, p, mask, need_weights=True)
+
+        def reference(q_in, k_lin, q_lin, v_lin, out_lin, kv_in, v_in):
+            h, hd = attn.n_heads, attn.head_dim
+            q = q_lin(q_in).view(*q_in.shape[:2], h, hd).transpose(1, 2)
+            k = k_lin(kv_in).view(*kv_in.shape[:2], h, hd).transpose(1, 2)
+            v = v_lin(v_in).view(*v_in.shape[:2], h, hd).transpose(1, 2)
+            sc = (q @ k.transpose(-2, -1) / math.sqrt(hd)).masked_fill(~mask[:, None, None, :], -math.inf)
+            return out_lin((torch.softmax(sc, -1) @ v).transpose(1, 2).reshape(*q_in.shape[:2], -1))
+
+        # Eq. 4: A^S = MultiHead(Q^P, K^P, V^S); Eq. 5: A^P = MultiHead(Q^S, K^S, V^P); K^X and V^X share weights.
+        torch.testing.assert_close(a_s, reference(p, attn.kv_p, attn.q_p, attn.kv_s, attn.out_s, p, s))
+        torch.testing.assert_close(a_p, reference(s, attn.kv_s, attn.q_s, attn.kv_p, attn.out_p, s, p))
+    for w in (w_p, w_s):
+        key_pad = ~mask[:, None, None, :].expand_as(w)
+        assert (w[key_pad] == 0).all()
+        torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]))
+    # Four input projections instead of vanilla's three (Q, K, V): "1/3 more projection parameters" (§3.2.1).
+    assert {n.split(".")[0] for n, _ in attn.named_parameters()} == {"q_s", "q_p", "kv_s", "kv_p", "out_s", "out_p"}
+
+
+def test_duo_layer_norm_is_equation_6_and_zeroes_padding():
+    norm = DuoLayerNorm(D1, D2)
+    s, p, mask = _batch([3, 1], garbage=False)
+    sub_s, sub_p = torch.randn_like(s), torch.randn_like(p)
+    out_s, out_p = norm(s, p, sub_s, sub_p, mask)
+    torch.testing.assert_close(out_s[mask], nn.functional.layer_norm(s + sub_s, (D1,))[mask])
+    torch.testing.assert_close(out_p[mask], nn.functional.layer_norm(p + sub_p, (D2,))[mask])
+    assert (out_s[~mask] == 0).all() and (out_p[~mask] == 0).all()
+
+
+@pytest.mark.parametrize("attention_softmax", [True, False])
+@pytest.mark.parametrize("n_layers", [0, 2])
+def test_padding_invariance(n_layers, attention_softmax):
+    m = _module(n_layers=n_layers, attention_softmax=attention_softmax)
+    lengths = [7, 2, 5, 1]
+    s, p, mask = _batch(lengths)
+    with torch.no_grad():
+        batched = m((s, p), mask)
+        for i, n in enumerate(lengths):
+            alone = m((s[i:i + 1, :n], p[i:i + 1, :n]), mask[i:i + 1, :n])
+            torch.testing.assert_close(batched[i:i + 1], alone, rtol=1e-5, atol=1e-6)
+            # Extra padding beyond the batch's longest document changes nothing either.
+            s_pad = torch.cat([s[i:i + 1], torch.full((1, 3, D1), 7.0)], 1)
+            p_pad = torch.cat([p[i:i + 1], torch.full((1, 3, D2), -7.0)], 1)
+            m_pad = torch.cat([mask[i:i + 1], torch.zeros(1, 3, dtype=torch.bool)], 1)
+            torch.testing.assert_close(m((s_pad, p_pad), m_pad), alone, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n_layers", [0, 1])
+def test_one_input_plays_both_roles(n_layers):
+    torch.manual_seed(0)
+    single = DuoModule((D2,), C, d_ff=12, n_layers=n_layers, n_heads=2).eval()
+    torch.manual_seed(1)
+    double = DuoModule((D2, D2), C, d_ff=12, n_layers=n_layers, n_heads=2).eval()
+    double.load_state_dict(single.state_dict())  # same layout as a (d, d) module
+    _, x, mask = _batch([4, 2])
+    with torch.no_grad():
+        out = single((x,), mask)
+        torch.testing.assert_close(single(x, mask), out)
+        torch.testing.assert_close(single((x, x), mask), out)
+        torch.testing.assert_close(double((x, x), mask), out)
+        # Sanity: the second role really is read (a different P changes the output).
+        assert not torch.allclose(double((x, torch.randn_like(x)), mask), out)
+
+
+@pytest.mark.parametrize("attention_softmax", [True, False])
+@pytest.mark.parametrize("n_layers", [0, 2])
+def test_zero_length_document_gives_no_nan(n_layers, attention_softmax):
+    m = _module(n_layers=n_layers, attention_softmax=attention_softmax, bias=True).train()
+    s, p, mask = _batch([0, 3, 0])
+    s.requires_grad_(True)
+    out = m((s, p), mask)
+    assert torch.isfinite(out).all()
+    nn.functional.cross_entropy(out, torch.tensor([0, 1, 2])).backward()
+    assert all(torch.isfinite(q.grad).all() for q in m.parameters() if q.grad is not None)
+    assert torch.isfinite(s.grad).all()
+    m.eval()
+    with torch.no_grad():
+        # An empty document pools to [a^P, a^S] = 0.
+        torch.testing.assert_close(m((s, p), mask)[0], m.output(m.fusion(torch.zeros(D1 + D2))))
+        # A batch of only empty documents, padded to T = 1 or trimmed to T = 0.
+        for t in (1, 0):
+            out = m((s[:2, :t], p[:2, :t]), torch.zeros(2, t, dtype=torch.bool))
+            torch.testing.assert_close(out, m.output(m.fusion(torch.zeros(2, D1 + D2))))
+
+
+def test_parameter_count_matches_paper_section_3_1_4():
+    d1 = d2 = 300
+    d_ff, n_labels = 600, 20
+    # §3.1.4: d1 + d2 (attention) + (d1 + d2) d_ff (fusion W^O) + d_ff * labels (softmax layer).
+    paper = (d1 + d2) + (d1 + d2) * d_ff + d_ff * n_labels
+    assert paper == 372_600 < 400_000
+
+    def count(m):
+        return sum(q.numel() for q in m.parameters())
+
+    # bias=False is exactly the paper's model; the default adds the d_ff + labels biases of W^O and the output.
+    assert count(DuoModule((d1, d2), n_labels, d_ff=d_ff, n_layers=0, bias=False)) == paper
+    assert count(DuoModule((d1,), n_labels, d_ff=d_ff, n_layers=0, bias=False)) == paper
+    assert count(DuoModule((d1, d2), n_labels, d_ff=d_ff)) == paper + d_ff + n_labels == 373_220
+    # Encoder layers add parameters beyond the paper's classifier.
+    layer = DuoEncoderLayer(d1, d2, n_heads=6, d_ff=d_ff)
+    with_layer = DuoModule((d1, d2), n_labels, d_ff=d_ff, n_layers=1, n_heads=6, bias=False)
+    assert count(with_layer) == paper + count(layer)
+
+
+@pytest.mark.parametrize("attention_softmax", [True, False])
+@pytest.mark.parametrize("n_layers", [0, 1])
+def test_gradient_reaches_w_s_and_w_p(n_layers, attention_softmax):
+    m = _module(n_layers=n_layers, attention_softmax=attention_softmax).train()
+    s, p, mask = _batch([5, 3, 4])
+    nn.functional.cross_entropy(m((s, p), mask), torch.tensor([0, 1, 2])).backward()
+    for w in (m.w_s, m.w_p):
+        assert w.grad is not None and torch.isfinite(w.grad).all() and w.grad.abs().sum() > 0
+    if n_layers:
+        assert m.layers[0].attention.kv_s.weight.grad.abs().sum() > 0
+
+
+def test_invalid_inputs_raise_value_error():
+    with pytest.raises(ValueError):
+        DuoModule((3, 4, 5), C)
+    with pytest.raises(ValueError):
+        DuoModule((0,), C)
+    m = _module()
+    s, p, mask = _batch([2])
+    with pytest.raises(ValueError):
+        m((p, s), mask)  # widths swapped
+    with pytest.raises(ValueError):
+        m((s,), mask)  # one input for a (d1, d2) module with d1 != d2
+    with pytest.raises(ValueError):
+        m((s, p), mask[:, :1])
