@@ -88,6 +88,39 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
+    def __init__(
+        self,
+        *,
+        embedding_dim,
+        freeze_embeddings,
+        max_epochs,
+        batch_size,
+        optimizer,
+        lr,
+        momentum,
+        weight_decay,
+        early_stopping,
+        validation_fraction,
+        patience,
+        device,
+        verbose,
+        random_state,
+    ):
+        self.embedding_dim = embedding_dim
+        self.freeze_embeddings = freeze_embeddings
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.optimizer = optimizer
+        self.lr = lr
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.device = device
+        self.verbose = verbose
+        self.random_state = random_state
+
     # ------------------------------------------------------------------ input
     def _check_device(self):
         try:

@@ -119,20 +119,22 @@ verbose, random_state
         self.attention_softmax = attention_softmax
         self.bias = bias
         self.dropout = dropout
-        self.embedding_dim = embedding_dim
-        self.freeze_embeddings = freeze_embeddings
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.optimizer = optimizer
-        self.lr = lr
-        self.momentum = momentum
-        self.weight_decay = weight_decay
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.patience = patience
-        self.device = device
-        self.verbose = verbose
-        self.random_state = random_state
+        super().__init__(
+            embedding_dim=embedding_dim,
+            freeze_embeddings=freeze_embeddings,
+            max_epochs=max_epochs,
+            batch_size=batch_size,
+            optimizer=optimizer,
+            lr=lr,
+            momentum=momentum,
+            weight_decay=weight_decay,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            patience=patience,
+            device=device,
+            verbose=verbose,
+            random_state=random_state,
+        )
 
     def _build_core(self, input_size, n_classes):
         if len(input_size) > 2:

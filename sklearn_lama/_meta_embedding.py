@@ -1,22 +1,23 @@
 """MetaEmbeddingTransformer: several embeddings of the same words over one vocabulary."""
 
 from collections import Counter
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import TransformerMixin, clone
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import _BaseComposition
-from sklearn.utils.validation import check_is_fitted
 
-from ._sequences import TokenSequences
-from ._text import build_tokenizer, check_documents, encode_documents
-from ._vectorizer import N_RESERVED, vocabulary_fingerprint
+from ._text import build_tokenizer, check_documents
+from ._vectorizer import (
+    N_RESERVED,
+    TOKENIZATION_CONSTRAINTS,
+    DocumentEncoderMixin,
+    vocabulary_fingerprint,
+)
 
 __all__ = ["MetaEmbeddingTransformer"]
 
 
-class MetaEmbeddingTransformer(TransformerMixin, _BaseComposition):
+class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComposition):
     """Several word embeddings of one corpus, aligned on one shared vocabulary.
 
     Each source (typically a :class:`Word2VecVectorizer` with its own settings,
@@ -73,16 +74,7 @@ class MetaEmbeddingTransformer(TransformerMixin, _BaseComposition):
     8
     """
 
-    _parameter_constraints = {
-        "sources": [list],
-        "lowercase": ["boolean"],
-        "token_pattern": [str],
-        "tokenizer": [callable, None],
-        "max_len": [Interval(Integral, 1, None, closed="left"), None],
-        "oov": [StrOptions({"discard", "token"})],
-        "min_count": [Interval(Integral, 1, None, closed="left")],
-        "encoding": [str],
-    }
+    _parameter_constraints = {"sources": [list], **TOKENIZATION_CONSTRAINTS}
 
     def __init__(
         self,
@@ -180,29 +172,5 @@ class MetaEmbeddingTransformer(TransformerMixin, _BaseComposition):
         self.vocabulary_id_ = vocabulary_fingerprint(words)
         return self
 
-    def transform(self, raw_documents):
-        """Token ids over the shared vocabulary, with one table per source.
-
-        Parameters
-        ----------
-        raw_documents : iterable of str
-            Documents to transform.
-
-        Returns
-        -------
-        sequences : TokenSequences
-            Ragged ids and the tables ``embeddings_`` (shared, not copied).
-        """
-        check_is_fitted(self)
-        tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
-        documents = check_documents(raw_documents, self.encoding, "raw_documents")
-        ids, offsets = encode_documents(
-            documents, tokenize, self.vocabulary_, self.oov == "discard", self.max_len
-        )
-        return TokenSequences(ids, offsets, self.embeddings_, self.vocabulary_id_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.input_tags.string = True
-        return tags
+    def _tables(self):
+        return self.embeddings_

@@ -29,7 +29,54 @@ def vocabulary_fingerprint(words):
     return digest.hexdigest()[:16]
 
 
-class Word2VecVectorizer(TransformerMixin, BaseEstimator):
+TOKENIZATION_CONSTRAINTS = {
+    "lowercase": ["boolean"],
+    "token_pattern": [str],
+    "tokenizer": [callable, None],
+    "max_len": [Interval(Integral, 1, None, closed="left"), None],
+    "oov": [StrOptions({"discard", "token"})],
+    "min_count": [Interval(Integral, 1, None, closed="left")],
+    "encoding": [str],
+}
+
+
+class DocumentEncoderMixin:
+    """``transform`` of the text transformers: documents to ids over ``vocabulary_``.
+
+    The class provides the tokenisation parameters, ``vocabulary_``,
+    ``vocabulary_id_`` and ``_tables()`` (the embedding tables to attach).
+    """
+
+    def transform(self, raw_documents):
+        """Map documents to token ids over the fitted vocabulary.
+
+        Parameters
+        ----------
+        raw_documents : iterable of str
+            Documents to transform.
+
+        Returns
+        -------
+        sequences : TokenSequences
+            Ragged token ids (O(total tokens) memory) and the fitted embedding
+            table(s), shared, not copied.
+        """
+        check_is_fitted(self)
+        tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
+        documents = check_documents(raw_documents, self.encoding, "raw_documents")
+        ids, offsets = encode_documents(
+            documents, tokenize, self.vocabulary_, self.oov == "discard", self.max_len
+        )
+        return TokenSequences(ids, offsets, self._tables(), self.vocabulary_id_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        return tags
+
+
+class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
     """Turn raw documents into token ids and word2vec embeddings.
 
     ``fit`` tokenises the corpus, keeps the words seen at least ``min_count``
@@ -113,13 +160,8 @@ class Word2VecVectorizer(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "lowercase": ["boolean"],
-        "token_pattern": [str],
-        "tokenizer": [callable, None],
-        "max_len": [Interval(Integral, 1, None, closed="left"), None],
-        "oov": [StrOptions({"discard", "token"})],
+        **TOKENIZATION_CONSTRAINTS,
         "vector_size": [Interval(Integral, 1, None, closed="left")],
-        "min_count": [Interval(Integral, 1, None, closed="left")],
         "window": [Interval(Integral, 1, None, closed="left")],
         "sg": [Interval(Integral, 0, 1, closed="both")],
         "negative": [Interval(Integral, 0, None, closed="left")],
@@ -127,7 +169,6 @@ class Word2VecVectorizer(TransformerMixin, BaseEstimator):
         "workers": [Interval(Integral, 1, None, closed="left")],
         "pretrained": [str, os.PathLike, None],
         "pretrained_format": [StrOptions(set(FORMATS))],
-        "encoding": [str],
         "random_state": ["random_state"],
     }
 
@@ -240,27 +281,8 @@ class Word2VecVectorizer(TransformerMixin, BaseEstimator):
         rank = sorted(range(len(words)), key=lambda i: (-frequent[words[i]], words[i]))
         return [words[i] for i in rank], vectors[rank]
 
-    def transform(self, raw_documents):
-        """Map documents to token ids over the fitted vocabulary.
-
-        Parameters
-        ----------
-        raw_documents : iterable of str
-            Documents to transform.
-
-        Returns
-        -------
-        sequences : TokenSequences
-            Ragged token ids (O(total tokens) memory) and the shared embedding
-            table ``embedding_``.
-        """
-        check_is_fitted(self)
-        tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
-        documents = check_documents(raw_documents, self.encoding, "raw_documents")
-        ids, offsets = encode_documents(
-            documents, tokenize, self.vocabulary_, self.oov == "discard", self.max_len
-        )
-        return TokenSequences(ids, offsets, (self.embedding_,), self.vocabulary_id_)
+    def _tables(self):
+        return (self.embedding_,)
 
     def inverse_transform(self, X):
         """Return the tokens of each document of a :class:`TokenSequences`.
@@ -284,10 +306,3 @@ class Word2VecVectorizer(TransformerMixin, BaseEstimator):
         return [
             [str(w) for w in words[X.document(i)] if w != "<pad>"] for i in range(len(X))
         ]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.two_d_array = False
-        tags.input_tags.string = True
-        tags.requires_fit = True
-        return tags

@@ -1,7 +1,4 @@
-import subprocess
-import sys
 
-import joblib
 import numpy as np
 import pytest
 import torch
