@@ -6,7 +6,9 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
 from sklearn_lama import LAMAClassifier, Word2VecVectorizer
-from sklearn_lama.modules import LAMAAttention, LAMAModule
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from sklearn_lama.modules import BiGRUEncoder, LAMAAttention, LAMAModule
 
 SMALL = dict(n_heads=4, hidden_size=8, mlp_hidden=16, max_epochs=25, lr=0.1, random_state=0)
 
@@ -75,7 +77,7 @@ def test_prediction_independent_of_batch(toy_corpus, encoder):
 )
 def test_variants_train(toy_corpus, params):
     texts, labels = toy_corpus
-    settings = {"early_stopping": False, "lr": 0.05, "max_epochs": 30, **params}
+    settings = {"early_stopping": False, "lr": 0.05, "max_epochs": 40, **params}
     pipe = _pipeline(**settings).fit(texts, labels)
     assert pipe.score(texts, labels) > 0.8
 
@@ -141,3 +143,19 @@ def test_invalid_hyperparameters(toy_corpus, params, match):
     seqs = Word2VecVectorizer(vector_size=4, min_count=1, random_state=0).fit_transform(texts)
     with pytest.raises(ValueError, match=match):
         LAMAClassifier(**params).fit(seqs, labels)
+
+
+def test_bigru_encoder_equals_packed_bidirectional_gru():
+    torch.manual_seed(0)
+    encoder = BiGRUEncoder(10, 6)
+    reference = torch.nn.GRU(10, 6, batch_first=True, bidirectional=True)
+    with torch.no_grad():
+        for suffix, gru in (("", encoder.forward_gru), ("_reverse", encoder.backward_gru)):
+            for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"):
+                getattr(reference, name + suffix).copy_(getattr(gru, name))
+    x = torch.randn(4, 9, 10)
+    lengths = torch.tensor([9, 3, 5, 1])
+    mask = torch.arange(9) < lengths[:, None]
+    packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    expected, _ = pad_packed_sequence(reference(packed)[0], batch_first=True, total_length=9)
+    torch.testing.assert_close(encoder(x, mask)[mask], expected[mask])

@@ -2,7 +2,6 @@
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 __all__ = ["BiGRUEncoder", "LAMAAttention", "LAMAModule", "masked_mean", "masked_fill_min"]
 
@@ -27,21 +26,33 @@ def masked_fill_min(scores, mask):
 class BiGRUEncoder(nn.Module):
     """Bidirectional GRU over padded batches (Eq. 1-6).
 
-    Sequences are packed so that padding never enters the recurrence: a
-    document's annotations are the same alone or inside a batch of longer ones.
+    Padding sits at the end of each row, so the forward GRU never reads it
+    before a real token. The backward GRU runs forward over each document
+    reversed within its own length (padding stays at the end), and its output
+    is flipped back. A document's annotations are therefore the same alone or
+    inside a batch of longer ones. (This measured faster on CPU than packed
+    sequences, whose backward pass allocates per time step.)
     """
 
     def __init__(self, input_size, hidden_size):
         super().__init__()
-        self.gru = nn.GRU(input_size, hidden_size, batch_first=True, bidirectional=True)
+        self.forward_gru = nn.GRU(input_size, hidden_size, batch_first=True)
+        self.backward_gru = nn.GRU(input_size, hidden_size, batch_first=True)
         self.output_size = 2 * hidden_size
 
+    @staticmethod
+    def _reverse_index(mask):
+        lengths = mask.sum(1, keepdim=True)
+        steps = torch.arange(mask.shape[1], device=mask.device).unsqueeze(0)
+        return torch.where(steps < lengths, lengths - 1 - steps, steps)
+
     def forward(self, x, mask):
-        lengths = mask.sum(1).clamp_min(1).cpu()
-        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-        out, _ = self.gru(packed)
-        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
-        return out
+        forward_states, _ = self.forward_gru(x)  # Eq. 6a
+        index = self._reverse_index(mask).unsqueeze(-1)
+        reversed_x = x.gather(1, index.expand(-1, -1, x.shape[-1]))
+        backward_states, _ = self.backward_gru(reversed_x)  # Eq. 6b
+        backward_states = backward_states.gather(1, index.expand(-1, -1, backward_states.shape[-1]))
+        return torch.cat([forward_states, backward_states], dim=-1)
 
 
 class LAMAAttention(nn.Module):
