@@ -14,7 +14,7 @@ from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier, Word2Vec
 
 # Small, fast settings per classifier, and one hyper-parameter to grid-search.
 CLASSIFIERS = {
-    "lama": (LAMAClassifier, dict(n_heads=4, hidden_size=8, mlp_hidden=16, lr=0.1),
+    "lama": (LAMAClassifier, dict(n_heads=4, hidden_size=8, mlp_hidden=16, lr=0.01),
              ("n_heads", [1, 3])),
     "fcsr": (FCSRClassifier, dict(), ("alpha", [0.1, 0.5])),
     "duo": (DuoClassifier, dict(d_ff=32), ("d_ff", [16, 32])),

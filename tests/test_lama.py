@@ -10,7 +10,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from sklearn_lama.modules import BiGRUEncoder, LAMAAttention, LAMAModule
 
-SMALL = dict(n_heads=4, hidden_size=8, mlp_hidden=16, max_epochs=25, lr=0.1, random_state=0)
+SMALL = dict(n_heads=4, hidden_size=8, mlp_hidden=16, max_epochs=25, lr=0.01, random_state=0)
 
 
 def _pipeline(**params):
@@ -72,7 +72,7 @@ def test_prediction_independent_of_batch(toy_corpus, encoder):
         {"regularization": "positions"},
         {"regularization": "embeddings"},
         {"rank": 3},
-        {"optimizer": "adam", "lr": 0.01},
+        {"optimizer": "sgd", "lr": 0.05},
     ],
 )
 def test_variants_train(toy_corpus, params):
