@@ -6,12 +6,12 @@ import pytest
 import torch
 from torch import nn
 
+from sklearn_lama.modules._masking import masked_softmax
 from sklearn_lama.modules._duo import (
     DuoEncoderLayer,
     DuoLayerNorm,
     DuoModule,
     DuoMultiHeadAttention,
-    masked_softmax,
 )
 
 D1, D2, C = 6, 10, 3

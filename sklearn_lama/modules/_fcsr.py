@@ -15,6 +15,8 @@ import math
 import torch
 from torch import nn
 
+from ._masking import masked_mean, masked_softmax
+
 __all__ = [
     "fofe",
     "fcsr_lr_lambda",
@@ -350,24 +352,8 @@ class FeatureAttention(nn.Module):
         if mask is None:
             weights = torch.softmax(scores, dim=1)
         else:
-            m = mask.to(torch.bool)[..., None]
-            # A finite fill (not -inf) keeps fully masked rows NaN-free; the
-            # final where makes padding weights exactly 0 in every case.
-            scores = scores.masked_fill(~m, torch.finfo(scores.dtype).min)
-            weights = torch.softmax(scores, dim=1)
-            weights = torch.where(m, weights, torch.zeros((), dtype=weights.dtype, device=weights.device))
+            weights = masked_softmax(scores, mask.to(torch.bool)[..., None], dim=1)
         return (weights * R).sum(1), weights
-
-
-def _masked_mean(R, mask):
-    """Mean of ``R`` over real tokens (0 for a row without any) and its weights."""
-    B, T, _ = R.shape
-    if mask is None:
-        w = R.new_full((B, T, 1), 1.0 / max(T, 1))
-    else:
-        m = mask.to(R.dtype)[..., None]
-        w = m / m.sum(1, keepdim=True).clamp(min=1.0)
-    return (w * R).sum(1), w.expand_as(R)
 
 
 class FCSRModule(nn.Module):
@@ -464,7 +450,11 @@ class FCSRModule(nn.Module):
         if self.attention is not None:
             r, weights = self.attention(R, mask)
         else:
-            r, weights = _masked_mean(R, mask)
+            if mask is None:
+                mask = torch.ones(R.shape[:2], dtype=torch.bool, device=R.device)
+            r = masked_mean(R, mask)
+            weights = mask.to(R.dtype).unsqueeze(-1) / mask.sum(1).clamp_min(1)[:, None, None]
+            weights = weights.expand_as(R)
         logits = self.out(self.dropout(r))
         if return_attention:
             return logits, weights

@@ -3,24 +3,11 @@
 import torch
 from torch import nn
 
-__all__ = ["BiGRUEncoder", "LAMAAttention", "LAMAModule", "masked_mean", "masked_fill_min"]
+from ._masking import masked_mean, masked_softmax
+
+__all__ = ["BiGRUEncoder", "LAMAAttention", "LAMAModule"]
 
 _L2_EPS = 1e-6
-
-
-def masked_mean(x, mask):
-    """Mean of ``x`` (B, T, d) over the real positions of ``mask`` (B, T)."""
-    weights = mask.to(x.dtype).unsqueeze(-1)
-    return (x * weights).sum(1) / weights.sum(1).clamp_min(1.0)
-
-
-def masked_fill_min(scores, mask):
-    """Give padding the most negative finite score so softmax assigns it 0.
-
-    A finite value (not ``-inf``) keeps an all-padding row finite: its softmax
-    is uniform instead of NaN.
-    """
-    return scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
 
 
 class BiGRUEncoder(nn.Module):
@@ -102,8 +89,7 @@ class LAMAAttention(nn.Module):
         scores = torch.tanh(scores)
         # l2 normalisation across the m heads at each time step (Eq. 13).
         scores = scores / scores.norm(dim=-1, keepdim=True).clamp_min(_L2_EPS)
-        scores = masked_fill_min(scores, mask.unsqueeze(-1))
-        return torch.softmax(scores, dim=1).transpose(1, 2)  # softmax over time
+        return masked_softmax(scores, mask.unsqueeze(-1), dim=1).transpose(1, 2)
 
 
 class LAMAModule(nn.Module):
