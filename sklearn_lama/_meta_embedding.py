@@ -53,7 +53,7 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
     ----------
     vocabulary_ : dict
         Shared vocabulary, word → id (ids start at 2).
-    embeddings_ : tuple of ndarray of shape (len(vocabulary_) + 2, d_i)
+    embeddings_ : tuple of ndarray of shape (n_words + 2, d_i)
         One table per source, in the order of ``sources``.
     coverage_ : dict
         Source name → fraction of ``vocabulary_`` it has a vector for.

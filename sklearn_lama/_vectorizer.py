@@ -137,7 +137,7 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
     ----------
     vocabulary_ : dict
         Maps each word to its id; ids start at 2 (0 is padding, 1 is OOV).
-    embedding_ : ndarray of shape (len(vocabulary_) + 2, vector_size)
+    embedding_ : ndarray of shape (n_words + 2, vector_size)
         The embedding table, row ``i`` for id ``i``; the padding and OOV rows
         are zero.
     vocabulary_id_ : str
