@@ -26,7 +26,10 @@ class DuoClassifier(BaseSequenceClassifier):
     From the paper: ``d_ff=600``, Adam. See
     :class:`~sklearn_lama.modules.DuoModule` for ``attention_softmax`` and
     ``bias``, whose defaults (softmax kept, biases on) differ from the paper's
-    because they measured better on R8 and MR.
+    because they measured better on R8 and MR. The embedding tables are
+    fine-tuned by default: with one skip-gram table trained on the corpus
+    (seed 0), fine-tuning gave 0.973 on R8 and 0.743 on MR, frozen tables about
+    0.962 and 0.598.
 
     Parameters
     ----------
