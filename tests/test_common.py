@@ -11,7 +11,7 @@ from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier
 ESTIMATORS = [LAMAClassifier(), FCSRClassifier(), DuoClassifier()]
 
 
-def _expected_failures(estimator):
+def _expected_failures_with_reasons(estimator):
     if isinstance(estimator, DuoClassifier):
         return {
             "check_classifiers_train": (
@@ -26,6 +26,6 @@ def _expected_failures(estimator):
     return {}
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures_with_reasons)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
