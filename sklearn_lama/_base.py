@@ -1,5 +1,6 @@
 """The estimator machinery shared by every classifier of the package."""
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -37,6 +38,20 @@ class _PenalisedNet(NeuralNetClassifier):
     def get_loss(self, y_pred, y_true, X=None, training=False):
         logits, penalty = y_pred
         return super().get_loss(logits, y_true, X=X, training=training) + penalty
+
+    def fit_loop(self, X, y=None, **fit_params):
+        # skorch swallows KeyboardInterrupt (then restores the best weights in
+        # on_train_end), and its EarlyStopping stops training by raising one.
+        # Remember a user's interruption so the estimator can say so.
+        self.interrupted_ = False
+        try:
+            return super().fit_loop(X, y, **fit_params)
+        except KeyboardInterrupt:
+            self.interrupted_ = not any(
+                isinstance(cb, EarlyStopping) and cb.misses_ >= cb.patience
+                for _, cb in self.callbacks_
+            )
+            raise
 
 
 def _looks_like_text(X):
@@ -365,6 +380,19 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
             net.fit(batches, y_encoded)
         self.net_ = net
         self.n_epochs_ = len(net.history)
+        if net.interrupted_:
+            kept = (
+                "the weights of the finished epoch with the lowest validation loss "
+                "(the current weights if no epoch finished)"
+                if split is not None
+                else "the weights reached when it stopped"
+            )
+            warnings.warn(
+                f"{type(self).__name__}.fit was interrupted (KeyboardInterrupt) "
+                f"during epoch {self.n_epochs_}; the estimator is usable and keeps "
+                f"{kept}.",
+                UserWarning,
+            )
         return self
 
     # ------------------------------------------------------------ inference

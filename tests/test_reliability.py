@@ -1,0 +1,104 @@
+"""Reliability: odd input, interruption, persistence and concurrent use."""
+
+import pickle
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from skorch.callbacks import Callback, EarlyStopping
+
+from sklearn_lama import LAMAClassifier, Word2VecVectorizer
+
+from .test_classifiers import CLASSIFIERS, make_pipeline
+
+
+@pytest.fixture(scope="module")
+def pipelines(toy_corpus):
+    texts, labels = toy_corpus
+    return {kind: make_pipeline(kind, max_epochs=3).fit(texts, labels) for kind in CLASSIFIERS}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(documents=st.lists(st.text(max_size=60), min_size=1, max_size=6))
+def test_random_unicode_documents_get_finite_probabilities(pipelines, documents):
+    for pipe in pipelines.values():
+        proba = pipe.predict_proba(documents)
+        assert proba.shape == (len(documents), 2)
+        assert np.all(np.isfinite(proba))
+        np.testing.assert_allclose(proba.sum(1), 1.0)
+
+
+def test_series_array_and_generator_inputs_are_accepted(pipelines, toy_corpus):
+    texts, labels = toy_corpus
+    pipe = pipelines["lama"]
+    expected = pipe.predict_proba(texts)
+    np.testing.assert_array_equal(pipe.predict_proba(pd.Series(texts)), expected)
+    np.testing.assert_array_equal(pipe.predict_proba(np.array(texts)), expected)
+    np.testing.assert_array_equal(pipe.predict_proba(t for t in texts), expected)
+    refit = make_pipeline("lama", max_epochs=3).fit(pd.Series(texts), pd.Series(labels))
+    np.testing.assert_array_equal(refit.predict_proba(texts), expected)
+
+
+def test_concurrent_predictions_match_sequential(pipelines, toy_corpus):
+    texts, _ = toy_corpus
+    for pipe in pipelines.values():
+        expected = pipe.predict_proba(texts)
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            results = list(pool.map(lambda _: pipe.predict_proba(texts), range(16)))
+        for result in results:
+            np.testing.assert_array_equal(result, expected)
+
+
+class _InterruptAt(Callback):
+    def __init__(self, epoch):
+        self.epoch = epoch
+
+    def on_epoch_end(self, net, **kwargs):
+        if len(net.history) == self.epoch:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("early_stopping", [True, False])
+def test_keyboard_interrupt_leaves_a_usable_estimator(toy_corpus, early_stopping):
+    texts, labels = toy_corpus
+    vectorizer = Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)
+    seqs = vectorizer.fit_transform(texts)
+    clf = LAMAClassifier(n_heads=4, hidden_size=8, max_epochs=20, random_state=0,
+                         early_stopping=early_stopping)
+    clf._extra_callbacks = lambda: [_InterruptAt(3)]
+    with pytest.warns(UserWarning, match="interrupted .* during epoch 3; the estimator is usable"):
+        clf.fit(seqs, labels)
+    assert clf.n_epochs_ == 3
+    assert np.all(np.isfinite(clf.predict_proba(seqs)))
+    if early_stopping:
+        stopper = next(cb for _, cb in clf.net_.callbacks_ if isinstance(cb, EarlyStopping))
+        assert stopper.best_epoch_ <= 3
+        restored = clf.net_.module_.state_dict()
+        for name, value in stopper.best_model_weights_.items():
+            torch.testing.assert_close(restored[name], value)
+
+
+def test_pickle_is_complete(pipelines, toy_corpus):
+    texts, _ = toy_corpus
+    for pipe in pipelines.values():
+        restored = pickle.loads(pickle.dumps(pipe))
+        np.testing.assert_array_equal(restored.predict_proba(texts), pipe.predict_proba(texts))
+
+
+def test_truncated_pickle_is_a_clear_error(pipelines):
+    data = pickle.dumps(pipelines["lama"])
+    with pytest.raises((pickle.UnpicklingError, EOFError, ValueError, RuntimeError)):
+        pickle.loads(data[: len(data) // 2])
+
+
+def test_early_stopping_is_not_reported_as_an_interruption(toy_corpus, recwarn):
+    texts, labels = toy_corpus
+    seqs = Word2VecVectorizer(vector_size=16, min_count=1, random_state=0).fit_transform(texts)
+    clf = LAMAClassifier(n_heads=4, hidden_size=8, max_epochs=60, patience=2, lr=0.05,
+                         random_state=0).fit(seqs, labels)
+    assert clf.n_epochs_ < 60  # early stopping did stop it
+    assert not [w for w in recwarn if "interrupted" in str(w.message)]
