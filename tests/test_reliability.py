@@ -9,6 +9,12 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils._param_validation import (
+    InvalidParameterError,
+    generate_invalid_param_val,
+    make_constraint,
+)
 from skorch.callbacks import Callback, EarlyStopping
 
 from sklearn_lama import LAMAClassifier, Word2VecVectorizer
@@ -102,3 +108,51 @@ def test_early_stopping_is_not_reported_as_an_interruption(toy_corpus, recwarn):
                          random_state=0).fit(seqs, labels)
     assert clf.n_epochs_ < 60  # early stopping did stop it
     assert not [w for w in recwarn if "interrupted" in str(w.message)]
+
+
+def test_model_saved_on_cuda_loads_on_cpu_with_a_warning(pipelines, toy_corpus):
+    texts, _ = toy_corpus
+    pipe = pipelines["fcsr"]
+    expected = pipe.predict_proba(texts)
+    # Stands in for a net trained with device="cuda": skorch records the device
+    # and maps the weights there when loading.
+    original = pipe["clf"].net_.device
+    pipe["clf"].net_.device = "cuda"
+    try:
+        data = pickle.dumps(pipe)
+    finally:
+        pipe["clf"].net_.device = original
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is present, so there is nothing to fall back from")
+    with pytest.warns(UserWarning, match='no CUDA devices are available. Loading on device "cpu"'):
+        restored = pickle.loads(data)
+    assert str(restored["clf"].net_.device) == "cpu"
+    np.testing.assert_allclose(restored.predict_proba(texts), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kind", sorted(CLASSIFIERS))
+def test_every_hyperparameter_is_validated_before_training(kind, toy_corpus):
+    texts, labels = toy_corpus
+    seqs = Word2VecVectorizer(vector_size=8, min_count=1, random_state=0).fit_transform(texts)
+    cls = CLASSIFIERS[kind][0]
+    for name, constraints in cls._parameter_constraints.items():
+        try:
+            bad = generate_invalid_param_val(make_constraint(constraints[0]))
+        except NotImplementedError:  # e.g. "random_state" accepts nearly anything
+            continue
+        clf = cls(**{name: bad})
+        clf._build_core = _must_not_train
+        with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
+            clf.fit(seqs, labels)
+
+
+def _must_not_train(*args, **kwargs):
+    raise AssertionError("a network was built despite an invalid parameter")
+
+
+def test_grid_search_with_two_worker_processes(toy_corpus):
+    texts, labels = toy_corpus
+    search = GridSearchCV(make_pipeline("duo", max_epochs=2), {"clf__d_ff": [8, 16]},
+                          cv=2, n_jobs=2).fit(texts, labels)
+    assert search.best_params_["clf__d_ff"] in (8, 16)
+    assert search.score(texts, labels) > 0.5
