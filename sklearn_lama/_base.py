@@ -412,8 +412,11 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         batches, _, _ = self._check_input(X)
         # Sorting by length keeps padding, and so wasted compute, small; masking
-        # makes the result independent of which documents share a batch.
-        order = np.argsort(batches.lengths, kind="stable")
+        # makes the result independent of which documents share a batch. Ties
+        # are broken by content so that any permutation of the same documents
+        # gives the same batches: float32 kernels can round a row differently
+        # at another position, and the output must not depend on input order.
+        order = np.lexsort((batches.content_keys(), batches.lengths))
         proba = np.empty((len(order), len(self.classes_)), dtype=np.float64)
         proba[order] = self.net_.predict_proba(Subset(batches, order))
         proba /= proba.sum(axis=1, keepdims=True)

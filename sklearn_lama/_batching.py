@@ -6,6 +6,8 @@ here a whole batch is gathered and padded in one vectorised step instead
 that little compute goes to padding.
 """
 
+import zlib
+
 import numpy as np
 import torch
 from torch.utils.data import BatchSampler, DataLoader, Dataset, SequentialSampler, Subset
@@ -36,6 +38,18 @@ class SequenceBatches(Dataset):
 
     def __len__(self):
         return len(self.lengths)
+
+    def content_keys(self):
+        """A checksum of each document's content, to order documents canonically."""
+        if self.dense is not None:
+            rows = np.ascontiguousarray(self.dense).reshape(len(self.dense), -1)
+            return np.fromiter((zlib.crc32(row.tobytes()) for row in rows), np.int64, len(rows))
+        ids, offsets = self.ids, self.offsets
+        return np.fromiter(
+            (zlib.crc32(ids[offsets[i] : offsets[i + 1]].tobytes()) for i in range(len(offsets) - 1)),
+            np.int64,
+            len(offsets) - 1,
+        )
 
     def __getitem__(self, i):
         return self.__getitems__([i])

@@ -156,3 +156,12 @@ def test_grid_search_with_two_worker_processes(toy_corpus):
                           cv=2, n_jobs=2).fit(texts, labels)
     assert search.best_params_["clf__d_ff"] in (8, 16)
     assert search.score(texts, labels) > 0.5
+
+
+def test_predictions_do_not_depend_on_document_order(pipelines, toy_corpus):
+    texts, _ = toy_corpus
+    perm = np.random.RandomState(0).permutation(len(texts))
+    for pipe in pipelines.values():
+        np.testing.assert_array_equal(
+            pipe.predict_proba([texts[i] for i in perm]), pipe.predict_proba(texts)[perm]
+        )
