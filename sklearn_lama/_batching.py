@@ -18,8 +18,7 @@ from ._sequences import pad_ragged
 class SequenceBatches(Dataset):
     """Documents as ragged token ids or as a dense float array, with labels.
 
-    Exactly one of ``(ids, offsets)`` and ``dense`` is given. ``X`` and ``y``
-    are exposed for skorch's dataset helpers.
+    Exactly one of ``(ids, offsets)`` and ``dense`` is given.
     """
 
     def __init__(self, ids=None, offsets=None, dense=None, y=None):
@@ -31,10 +30,6 @@ class SequenceBatches(Dataset):
             self.lengths = np.full(len(dense), dense.shape[1], dtype=np.int64)
         else:
             self.lengths = np.diff(offsets)
-
-    @property
-    def X(self):
-        return self
 
     def __len__(self):
         return len(self.lengths)
