@@ -15,6 +15,15 @@ def check_documents(raw_documents, encoding="utf-8", param="raw_documents"):
     Accepts any iterable of ``str`` (lists, tuples, numpy arrays, pandas Series,
     generators) and ``bytes`` documents, decoded with ``encoding``.
     """
+    return list(iter_documents(raw_documents, encoding, param))
+
+
+def iter_documents(raw_documents, encoding="utf-8", param="raw_documents"):
+    """Check that ``raw_documents`` is a corpus and yield its documents as ``str``.
+
+    The corpus itself is checked at once; each document is checked and decoded
+    when it is reached, so a stream is read once and never held in memory.
+    """
     if isinstance(raw_documents, (str, bytes)):
         raise TypeError(
             f"{param} must be an iterable of documents (e.g. a list of str), got a "
@@ -30,7 +39,10 @@ def check_documents(raw_documents, encoding="utf-8", param="raw_documents"):
             f"{param} must be one-dimensional (one document per entry), got an array "
             f"of shape {raw_documents.shape}."
         )
-    documents = []
+    return _decoded(raw_documents, encoding, param)
+
+
+def _decoded(raw_documents, encoding, param):
     for i, doc in enumerate(raw_documents):
         if isinstance(doc, bytes):
             try:
@@ -45,8 +57,7 @@ def check_documents(raw_documents, encoding="utf-8", param="raw_documents"):
                 f"Document {i} of {param} is {type(doc).__name__}, expected str. "
                 "Missing documents (None/NaN) must be replaced, e.g. by ''."
             )
-        documents.append(doc)
-    return documents
+        yield doc
 
 
 def build_tokenizer(lowercase, token_pattern, tokenizer):

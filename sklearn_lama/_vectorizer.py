@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._sequences import TokenSequences
-from ._text import build_tokenizer, check_documents, encode_documents
+from ._text import build_tokenizer, check_documents, encode_documents, iter_documents
 from ._vector_files import FORMATS, load_vectors
 
 __all__ = ["Word2VecVectorizer"]
@@ -63,7 +63,7 @@ class DocumentEncoderMixin:
         """
         check_is_fitted(self)
         tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
-        documents = check_documents(raw_documents, self.encoding, "raw_documents")
+        documents = iter_documents(raw_documents, self.encoding, "raw_documents")
         ids, offsets = encode_documents(
             documents, tokenize, self.vocabulary_, self.oov == "discard", self.max_len
         )
