@@ -4,6 +4,7 @@ from ._duo import DuoClassifier
 from ._fcsr import FCSRClassifier
 from ._lama import LAMAClassifier
 from ._meta_embedding import MetaEmbeddingTransformer
+from ._persistence import load_weights, save_weights
 from ._sequences import TokenSequences
 from ._vectorizer import Word2VecVectorizer
 
@@ -17,4 +18,6 @@ __all__ = [
     "TokenSequences",
     "Word2VecVectorizer",
     "__version__",
+    "load_weights",
+    "save_weights",
 ]

@@ -1,5 +1,7 @@
 """The estimator machinery shared by every classifier of the package."""
 
+import copy
+import os
 import warnings
 from numbers import Integral, Real
 
@@ -14,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skorch import NeuralNetClassifier
 from skorch.callbacks import EarlyStopping, EpochScoring, ProgressBar
 from skorch.dataset import ValidSplit
+from skorch.history import History
 from torch.utils.data import Subset
 
 from ._batching import SequenceBatches, make_loader
@@ -98,6 +101,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "patience": [Interval(Integral, 1, None, closed="left")],
+        "warm_start": ["boolean"],
+        "checkpoint": [str, os.PathLike, None],
         "device": [str],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
@@ -117,6 +122,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         early_stopping,
         validation_fraction,
         patience,
+        warm_start,
+        checkpoint,
         device,
         verbose,
         random_state,
@@ -132,6 +139,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.patience = patience
+        self.warm_start = warm_start
+        self.checkpoint = checkpoint
         self.device = device
         self.verbose = verbose
         self.random_state = random_state
@@ -154,10 +163,14 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         return device
 
     def _check_input(self, X, y=None, reset=False):
-        """Validate ``X`` (and ``y``) and return a :class:`SequenceBatches`."""
+        """Validate ``X`` (and ``y``) and return a :class:`SequenceBatches`.
+
+        With ``reset`` the input kind, vocabulary and sizes are learned from
+        ``X``; without, ``X`` must match them (``y``, when given, is validated too).
+        """
         name = type(self).__name__
         if isinstance(X, TokenSequences):
-            if reset:
+            if reset or y is not None:
                 if y is None:
                     raise ValueError(
                         f"This {name} estimator requires y to be passed, but the "
@@ -168,8 +181,10 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
                     raise ValueError(
                         f"X holds {len(X)} documents but y holds {len(y)} labels."
                     )
+            if reset:
                 self._input_kind = "sequences"
                 self.vocabulary_id_ = X.vocabulary_id
+                self.vocabulary_size_ = X.vocabulary_size
                 self.embedding_dims_ = tuple(t.shape[1] for t in X.tables)
                 if hasattr(self, "n_features_in_"):
                     del self.n_features_in_
@@ -194,8 +209,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
                 f"Word2VecVectorizer before it, e.g. Pipeline([('emb', "
                 f"Word2VecVectorizer()), ('clf', {name}())])."
             )
-        if reset:
-            X, y = validate_data(self, X, y, dtype="numeric", allow_nd=True)
+        if reset or y is not None:
+            X, y = validate_data(self, X, y, dtype="numeric", allow_nd=True, reset=reset)
         else:
             X = validate_data(self, X, dtype="numeric", allow_nd=True, reset=False)
         if X.ndim > 3:
@@ -209,7 +224,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
             kind = "dense"
         if reset:
             self._input_kind = kind
-            for attr in ("vocabulary_id_", "embedding_dims_"):
+            for attr in ("vocabulary_id_", "vocabulary_size_", "embedding_dims_"):
                 if hasattr(self, attr):
                     delattr(self, attr)
         elif kind != self._input_kind:
@@ -261,6 +276,11 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------- training
     def _build_network(self, tables, n_classes):
+        if tables is None and self._input_kind == "sequences":
+            # Rebuilt to receive trained weights: only the tables' shapes matter.
+            tables = [
+                np.zeros((self.vocabulary_size_, d), np.float32) for d in self.embedding_dims_
+            ]
         if tables is not None:
             torch_tables = [torch.from_numpy(np.array(t, dtype=np.float32)) for t in tables]
             sizes = tuple(t.shape[1] for t in tables)
@@ -310,6 +330,10 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Train the model.
 
+        With ``warm_start=True`` and an already fitted estimator, training
+        continues from the current weights and optimizer state for
+        ``max_epochs`` more epochs instead of starting over.
+
         Parameters
         ----------
         X : TokenSequences or array-like of shape (n_documents, n_tokens[, n_dims])
@@ -322,29 +346,128 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
+        return self._train(X, y, resume=self.warm_start)
+
+    def partial_fit(self, X, y, classes=None):
+        """Train for one epoch, continuing from the current weights.
+
+        Follows scikit-learn's incremental-learning convention: the first call
+        (on an unfitted estimator) needs ``classes``, every call trains one
+        epoch over ``X`` with all of it (no validation split, no early
+        stopping), and the optimizer state carries over between calls.
+
+        Parameters
+        ----------
+        X : TokenSequences or array-like of shape (n_documents, n_tokens[, n_dims])
+            Documents; after the first call, of the kind (and vocabulary or
+            number of tokens) seen then.
+        y : array-like of shape (n_documents,)
+            Class labels, all in ``classes``.
+        classes : array-like of shape (n_classes,), default=None
+            Every label that will ever be passed. Required on the first call;
+            later calls may omit it but, if given, it must not change.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        return self._train(X, y, classes=classes, resume=True, epochs=1)
+
+    def _train(self, X, y, *, resume, classes=None, epochs=None):
+        """Fit from scratch, or continue training when ``resume`` and fitted.
+
+        ``epochs=None`` trains ``max_epochs`` epochs with the configured
+        validation split; an int trains that many epochs on all of ``X``
+        (``partial_fit``).
+        """
         self._validate_params()
         self._check_params()
         device = self._check_device()
-        batches, y, tables = self._check_input(X, y, reset=True)
+        checkpoint = self._checkpoint_callback()
+        resume = resume and hasattr(self, "net_")
+        if not resume and epochs is not None and classes is None:
+            raise ValueError(
+                "classes must be passed on the first call to partial_fit: every "
+                "label the estimator will see, e.g. classes=np.unique(y_all)."
+            )
+        batches, y, tables = self._check_input(X, y, reset=not resume)
         check_classification_targets(y)
-        encoder = LabelEncoder()
-        y_encoded = encoder.fit_transform(y)
+        if resume:
+            if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+                raise ValueError(
+                    f"classes={np.unique(classes).tolist()!r} differs from the classes "
+                    f"of the first fit, {self.classes_.tolist()!r}."
+                )
+            previous = self._training_state()
+        else:
+            self._set_classes(y if classes is None else classes)
+        y_encoded = self._encode_labels(y)
+        batches.y = y_encoded
+
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        split = self._train_split(y_encoded, seed) if epochs is None else None
+        callbacks = self._callbacks(split, checkpoint)
+        cuda_devices = [device] if device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda_devices):
+            # Continued training draws new batches and dropout masks: the seed
+            # moves on with the number of epochs already trained.
+            torch.manual_seed(seed + (len(previous["history"]) if resume else 0))
+            network = self._build_network(tables, len(self.classes_))
+            net = self._make_net(network, split, callbacks, device)
+            net.initialize()
+            if resume:
+                self._restore(net, previous)
+            # Set before training so that checkpoints written during it export this net.
+            self.net_ = net
+            net.partial_fit(batches, y_encoded, epochs=epochs or self.max_epochs)
+        self.n_epochs_ = len(net.history)
+        if net.interrupted_:
+            kept = (
+                "the weights of the finished epoch with the lowest validation loss "
+                "(the current weights if no epoch finished)"
+                if split is not None
+                else "the weights reached when it stopped"
+            )
+            method = "fit" if epochs is None else "partial_fit"
+            warnings.warn(
+                f"{type(self).__name__}.{method} was interrupted (KeyboardInterrupt) "
+                f"during epoch {self.n_epochs_}; the estimator is usable and keeps "
+                f"{kept}; fit with warm_start=True continues from there.",
+                UserWarning,
+            )
+        return self
+
+    def _set_classes(self, labels):
+        encoder = LabelEncoder().fit(labels)
         if len(encoder.classes_) < 2:
             raise ValueError(
                 f"y contains only one class ({encoder.classes_[0]!r}); a classifier "
                 "needs samples of at least 2 classes."
             )
         self.classes_ = encoder.classes_
-        batches.y = y_encoded
 
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        split = self._train_split(y_encoded, seed)
+    def _encode_labels(self, y):
+        unseen = set(np.unique(y).tolist()) - set(self.classes_.tolist())
+        if unseen:
+            raise ValueError(
+                f"y holds labels {sorted(unseen, key=repr)!r} that are not in classes_ "
+                f"{self.classes_.tolist()!r}. Continued training (warm_start, "
+                "partial_fit) keeps the classes of the first fit: refit with "
+                "warm_start=False, or pass every label as classes to the first "
+                "partial_fit call."
+            )
+        return np.searchsorted(self.classes_, y)
+
+    def _callbacks(self, split, checkpoint):
         callbacks = []
         if self.verbose:
             callbacks.append(ProgressBar())
             callbacks.append(
                 EpochScoring("accuracy", name="train_acc", on_train=True, lower_is_better=False)
             )
+        if checkpoint is not None:
+            callbacks.append(checkpoint)
         if split is not None:
             callbacks.append(
                 EarlyStopping(
@@ -355,45 +478,111 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
                 )
             )
         callbacks.extend(self._extra_callbacks())
+        return callbacks
 
-        cuda_devices = [device] if device.type == "cuda" else []
-        with torch.random.fork_rng(devices=cuda_devices):
-            torch.manual_seed(seed)
-            network = self._build_network(tables, len(self.classes_))
-            net = _PenalisedNet(
-                module=network,
-                criterion=torch.nn.CrossEntropyLoss,
-                optimizer=OPTIMIZERS[self.optimizer],
-                lr=self.lr,
-                max_epochs=self.max_epochs,
-                batch_size=self.batch_size,
-                train_split=split,
-                callbacks=callbacks,
-                device=str(device),
-                iterator_train=make_loader,
-                iterator_train__shuffle=True,
-                iterator_valid=make_loader,
-                iterator_valid__batch_size=max(self.batch_size, _INFERENCE_BATCH),
-                verbose=int(self.verbose),
-                **self._optimizer_params(),
+    def _checkpoint_callback(self):
+        """The callback writing ``checkpoint``; refuses an unwritable path before training."""
+        if self.checkpoint is None:
+            return None
+        # Imported here: _persistence imports every estimator module, this one included.
+        from ._persistence import WeightsCheckpoint
+
+        return WeightsCheckpoint(self, self.checkpoint)
+
+    def _make_net(self, network, split, callbacks, device):
+        return _PenalisedNet(
+            module=network,
+            criterion=torch.nn.CrossEntropyLoss,
+            optimizer=OPTIMIZERS[self.optimizer],
+            lr=self.lr,
+            max_epochs=self.max_epochs,
+            batch_size=self.batch_size,
+            train_split=split,
+            callbacks=callbacks,
+            device=str(device),
+            iterator_train=make_loader,
+            iterator_train__shuffle=True,
+            iterator_valid=make_loader,
+            iterator_valid__batch_size=max(self.batch_size, _INFERENCE_BATCH),
+            verbose=int(self.verbose),
+            **self._optimizer_params(),
+        )
+
+    # ----------------------------------------------------------- persistence
+    _FITTED_INPUT_ATTRIBUTES = (
+        "n_features_in_", "vocabulary_size_", "vocabulary_id_", "embedding_dims_",
+    )
+
+    def _training_state(self):
+        """What continued training needs from the fitted net (references, not copies)."""
+        net = self.net_
+        return {
+            "network": net.module_.state_dict(),
+            "optimizer": next(k for k, v in OPTIMIZERS.items() if type(net.optimizer_) is v),
+            "optimizer_state": net.optimizer_.state_dict()["state"],
+            "history": net.history.to_list(),
+        }
+
+    def _restore(self, net, state):
+        """Load a previous training's weights, optimizer state and history into ``net``."""
+        try:
+            net.module_.load_state_dict(state["network"])
+        except RuntimeError as exc:
+            raise ValueError(
+                f"The trained network does not fit the one {type(self).__name__}'s "
+                "current parameters build (were architecture parameters changed "
+                f"after fitting?): {str(exc).splitlines()[0]}"
+            ) from None
+        # The state may still belong to another net (warm start): copies keep
+        # that net untouched while this one trains.
+        if state["optimizer"] == self.optimizer:
+            # The saved moments, with the param groups (lr, ...) of the current parameters.
+            current = net.optimizer_.state_dict()
+            net.optimizer_.load_state_dict(
+                {**current, "state": copy.deepcopy(state["optimizer_state"])}
             )
-            net.fit(batches, y_encoded)
-        self.net_ = net
-        self.n_epochs_ = len(net.history)
-        if net.interrupted_:
-            kept = (
-                "the weights of the finished epoch with the lowest validation loss "
-                "(the current weights if no epoch finished)"
-                if split is not None
-                else "the weights reached when it stopped"
-            )
+        # skorch's LRScheduler resumes a schedule at the epoch count of the
+        # history, which torch allows only when each group records its initial lr.
+        for group in net.optimizer_.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+        net.history = History(copy.deepcopy(state["history"]))
+
+    def _export_state(self):
+        """The fitted state as plain values and tensors, for :func:`~sklearn_lama.save_weights`."""
+        return {
+            "input_kind": self._input_kind,
+            "classes": {"dtype": self.classes_.dtype.str, "values": self.classes_.tolist()},
+            "inputs": {
+                name: getattr(self, name)
+                for name in self._FITTED_INPUT_ATTRIBUTES
+                if hasattr(self, name)
+            },
+            **self._training_state(),
+        }
+
+    def _import_state(self, state):
+        """Become the fitted estimator that :meth:`_export_state` described."""
+        self._input_kind_description(state["input_kind"])  # refuses an unknown kind
+        self._input_kind = state["input_kind"]
+        classes = state["classes"]
+        self.classes_ = np.array(classes["values"], dtype=np.dtype(classes["dtype"]))
+        for name in self._FITTED_INPUT_ATTRIBUTES:
+            if name in state["inputs"]:
+                setattr(self, name, state["inputs"][name])
+        try:
+            device = self._check_device()
+        except ValueError:
             warnings.warn(
-                f"{type(self).__name__}.fit was interrupted (KeyboardInterrupt) "
-                f"during epoch {self.n_epochs_}; the estimator is usable and keeps "
-                f"{kept}.",
+                f"{type(self).__name__} was saved with device={self.device!r}, which "
+                "is not available here; it is loaded on the CPU.",
                 UserWarning,
             )
-        return self
+            device = torch.device("cpu")
+        net = self._make_net(self._build_network(None, len(self.classes_)), None, [], device)
+        net.initialize()
+        self._restore(net, state)
+        self.net_ = net
+        self.n_epochs_ = len(net.history)
 
     # ------------------------------------------------------------ inference
     def predict_proba(self, X):

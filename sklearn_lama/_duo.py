@@ -47,8 +47,8 @@ class DuoClassifier(BaseSequenceClassifier):
     dropout : float, default=0.1
         Dropout on the fused vector and inside the encoder layers.
     embedding_dim, freeze_embeddings, max_epochs, batch_size, optimizer, lr, \
-momentum, weight_decay, early_stopping, validation_fraction, patience, device, \
-verbose, random_state
+momentum, weight_decay, early_stopping, validation_fraction, patience, warm_start, \
+checkpoint, device, verbose, random_state
         As in :class:`LAMAClassifier`; here ``optimizer="adam"``, ``lr=1e-3``
         and ``weight_decay=0`` by default.
 
@@ -59,7 +59,8 @@ verbose, random_state
     net_ : skorch.NeuralNetClassifier
         The trained skorch net.
     n_epochs_ : int
-        Epochs trained.
+        Epochs trained, over all ``fit`` calls that continued training
+        (``warm_start``, ``partial_fit``).
     n_features_in_ : int
         Number of tokens per document, when fitted on a plain array.
 
@@ -112,6 +113,8 @@ verbose, random_state
         early_stopping=True,
         validation_fraction=0.1,
         patience=5,
+        warm_start=False,
+        checkpoint=None,
         device="cpu",
         verbose=0,
         random_state=None,
@@ -134,6 +137,8 @@ verbose, random_state
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             patience=patience,
+            warm_start=warm_start,
+            checkpoint=checkpoint,
             device=device,
             verbose=verbose,
             random_state=random_state,

@@ -46,8 +46,8 @@ class FCSRClassifier(BaseSequenceClassifier):
     lr_schedule : {None, "paper"}, default=None
         ``"paper"`` multiplies the learning rate by Eq. 16's factor each epoch.
     embedding_dim, freeze_embeddings, max_epochs, batch_size, optimizer, lr, \
-momentum, weight_decay, early_stopping, validation_fraction, patience, device, \
-verbose, random_state
+momentum, weight_decay, early_stopping, validation_fraction, patience, warm_start, \
+checkpoint, device, verbose, random_state
         As in :class:`LAMAClassifier`; here ``optimizer="adam"``, ``lr=0.01``
         and ``weight_decay=0`` by default.
 
@@ -58,7 +58,8 @@ verbose, random_state
     net_ : skorch.NeuralNetClassifier
         The trained skorch net.
     n_epochs_ : int
-        Epochs trained.
+        Epochs trained, over all ``fit`` calls that continued training
+        (``warm_start``, ``partial_fit``).
     n_features_in_ : int
         Number of tokens per document, when fitted on a plain array.
 
@@ -106,6 +107,8 @@ verbose, random_state
         early_stopping=True,
         validation_fraction=0.1,
         patience=5,
+        warm_start=False,
+        checkpoint=None,
         device="cpu",
         verbose=0,
         random_state=None,
@@ -128,6 +131,8 @@ verbose, random_state
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             patience=patience,
+            warm_start=warm_start,
+            checkpoint=checkpoint,
             device=device,
             verbose=verbose,
             random_state=random_state,

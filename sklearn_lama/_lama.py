@@ -76,6 +76,28 @@ class LAMAClassifier(BaseSequenceClassifier):
         Share of the training data held out for early stopping.
     patience : int, default=5
         Epochs without improvement before stopping.
+    warm_start : bool, default=False
+        When the estimator is already fitted, ``fit`` continues training the
+        current network, weights and optimizer state, for ``max_epochs`` more
+        epochs instead of starting over. ``X`` must be of the kind seen in the
+        first fit (the same vocabulary, or the same number of tokens) and ``y``
+        may only hold labels of ``classes_``; architecture parameters must not
+        change. The learning rate and the other optimizer settings are taken
+        from the current parameters, the optimizer's moments are kept (unless
+        ``optimizer`` changed). Early stopping starts afresh on each call.
+        :meth:`partial_fit` always continues, one epoch per call.
+    checkpoint : str or path-like, default=None
+        A file that ``fit`` overwrites with the model after each epoch that
+        lowers the validation loss (after every epoch when no validation split
+        is used), in the format of :func:`~sklearn_lama.save_weights`:
+        ``load_weights(checkpoint)`` returns a fitted classifier that
+        ``warm_start=True`` continues training. Each write replaces the file
+        atomically, so a killed process loses at most the epoch in progress. A
+        directory, or a file in a directory that does not exist or cannot be
+        written, raises ``ValueError`` before training starts. Every fit of
+        this estimator writes to the same file: with ``GridSearchCV`` the last
+        fit to write wins, which after a search with ``refit=True`` is the
+        refitted best model.
     device : str, default="cpu"
         ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
     verbose : int, default=0
@@ -91,7 +113,8 @@ class LAMAClassifier(BaseSequenceClassifier):
     net_ : skorch.NeuralNetClassifier
         The trained skorch net; ``net_.history`` holds per-epoch metrics.
     n_epochs_ : int
-        Epochs trained.
+        Epochs trained, over all ``fit`` calls that continued training
+        (``warm_start``, ``partial_fit``).
     n_features_in_ : int
         Number of tokens per document, when fitted on a plain array.
 
@@ -145,6 +168,8 @@ class LAMAClassifier(BaseSequenceClassifier):
         early_stopping=True,
         validation_fraction=0.1,
         patience=5,
+        warm_start=False,
+        checkpoint=None,
         device="cpu",
         verbose=0,
         random_state=None,
@@ -170,6 +195,8 @@ class LAMAClassifier(BaseSequenceClassifier):
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             patience=patience,
+            warm_start=warm_start,
+            checkpoint=checkpoint,
             device=device,
             verbose=verbose,
             random_state=random_state,

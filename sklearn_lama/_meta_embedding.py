@@ -7,12 +7,7 @@ from sklearn.base import TransformerMixin, clone
 from sklearn.utils.metaestimators import _BaseComposition
 
 from ._text import build_tokenizer, check_documents
-from ._vectorizer import (
-    N_RESERVED,
-    TOKENIZATION_CONSTRAINTS,
-    DocumentEncoderMixin,
-    vocabulary_fingerprint,
-)
+from ._vectorizer import N_RESERVED, TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin
 
 __all__ = ["MetaEmbeddingTransformer"]
 
@@ -166,11 +161,24 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
             tables.append(table)
             coverage[name] = float(found.mean())
 
-        self.vocabulary_ = {w: i + N_RESERVED for i, w in enumerate(words)}
+        self._set_vocabulary(words)
         self.embeddings_ = tuple(tables)
         self.coverage_ = coverage
-        self.vocabulary_id_ = vocabulary_fingerprint(words)
         return self
 
     def _tables(self):
         return self.embeddings_
+
+    def _export_state(self):
+        """The fitted state for :func:`~sklearn_lama.save_weights`."""
+        return {
+            "words": list(self.vocabulary_),
+            "embeddings": list(self.embeddings_),
+            "coverage": dict(self.coverage_),
+        }
+
+    def _import_state(self, state):
+        """Become the fitted transformer that :meth:`_export_state` described."""
+        self._set_vocabulary(state["words"])
+        self.embeddings_ = tuple(self._loaded_table(t) for t in state["embeddings"])
+        self.coverage_ = {str(name): float(share) for name, share in state["coverage"].items()}

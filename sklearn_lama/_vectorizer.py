@@ -47,6 +47,21 @@ class DocumentEncoderMixin:
     ``vocabulary_id_`` and ``_tables()`` (the embedding tables to attach).
     """
 
+    def _set_vocabulary(self, words):
+        """Set ``vocabulary_`` (ids from 2, in the order of ``words``) and its fingerprint."""
+        self.vocabulary_ = {word: i + N_RESERVED for i, word in enumerate(words)}
+        self.vocabulary_id_ = vocabulary_fingerprint(words)
+
+    def _loaded_table(self, table):
+        """A saved embedding table as float32, checked against ``vocabulary_``."""
+        table = np.asarray(table, dtype=np.float32)
+        if table.ndim != 2 or table.shape[0] != len(self.vocabulary_) + N_RESERVED:
+            raise ValueError(
+                f"an embedding table of shape {table.shape} does not fit a "
+                f"vocabulary of {len(self.vocabulary_)} words."
+            )
+        return table
+
     def transform(self, raw_documents):
         """Map documents to token ids over the fitted vocabulary.
 
@@ -245,10 +260,9 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         else:
             words, vectors = self._train_word2vec(corpus)
 
-        self.vocabulary_ = {word: i + N_RESERVED for i, word in enumerate(words)}
+        self._set_vocabulary(words)
         self.embedding_ = np.zeros((len(words) + N_RESERVED, vectors.shape[1]), np.float32)
         self.embedding_[N_RESERVED:] = vectors
-        self.vocabulary_id_ = vocabulary_fingerprint(words)
         return self
 
     def _train_word2vec(self, corpus):
@@ -283,6 +297,15 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
 
     def _tables(self):
         return (self.embedding_,)
+
+    def _export_state(self):
+        """The fitted state for :func:`~sklearn_lama.save_weights`."""
+        return {"words": list(self.vocabulary_), "embedding": self.embedding_}
+
+    def _import_state(self, state):
+        """Become the fitted vectorizer that :meth:`_export_state` described."""
+        self._set_vocabulary(state["words"])
+        self.embedding_ = self._loaded_table(state["embedding"])
 
     def inverse_transform(self, X):
         """Return the tokens of each document of a :class:`TokenSequences`.

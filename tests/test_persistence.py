@@ -1,0 +1,577 @@
+"""Weights-only save/load, warm_start, partial_fit and checkpoints."""
+
+import io
+import json
+import os
+import pickle
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pytest
+import torch
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from skorch.callbacks import Callback
+
+from sklearn_lama import (
+    DuoClassifier,
+    LAMAClassifier,
+    MetaEmbeddingTransformer,
+    Word2VecVectorizer,
+    load_weights,
+    save_weights,
+)
+
+from .test_classifiers import CLASSIFIERS, make_classifier, make_pipeline
+from .test_reliability import _InterruptAt
+
+IDS = np.random.RandomState(0).randint(1, 12, size=(40, 6))
+IDS_Y = (IDS[:, 0] > 6).astype(int)
+
+
+@pytest.fixture(params=sorted(CLASSIFIERS))
+def kind(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def fitted(toy_corpus):
+    texts, labels = toy_corpus
+    return {kind: make_pipeline(kind, max_epochs=3).fit(texts, labels) for kind in CLASSIFIERS}
+
+
+@pytest.fixture(scope="module")
+def sequences(toy_corpus):
+    texts, labels = toy_corpus
+    vectorizer = Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)
+    return vectorizer.fit_transform(texts), labels
+
+
+def _round_trip(estimator, path):
+    save_weights(estimator, path)
+    return load_weights(path)
+
+
+def _same_params(a, b):
+    assert type(a) is type(b)
+    assert repr(a.get_params(deep=False)) == repr(b.get_params(deep=False))
+
+
+# ------------------------------------------------------------- save / load
+def test_pipeline_round_trip_is_bitwise(kind, fitted, toy_corpus, tmp_path):
+    texts, _ = toy_corpus
+    pipe = fitted[kind]
+    loaded = _round_trip(pipe, tmp_path / "model.pt")
+    assert isinstance(loaded, Pipeline) and [n for n, _ in loaded.steps] == ["emb", "clf"]
+    for (_, original), (_, restored) in zip(pipe.steps, loaded.steps):
+        _same_params(original, restored)
+    np.testing.assert_array_equal(loaded.predict_proba(texts), pipe.predict_proba(texts))
+    assert loaded.classes_.dtype == pipe.classes_.dtype
+    assert loaded["clf"].n_epochs_ == pipe["clf"].n_epochs_ == len(loaded["clf"].net_.history)
+    assert loaded["emb"].vocabulary_ == pipe["emb"].vocabulary_
+
+
+def test_nested_meta_embedding_pipeline_round_trip(toy_corpus, tmp_path):
+    texts, labels = toy_corpus
+    pipe = Pipeline([
+        ("emb", MetaEmbeddingTransformer([
+            ("cbow", Word2VecVectorizer(vector_size=8, sg=0, random_state=0)),
+            ("skipgram", Word2VecVectorizer(vector_size=12, sg=1, random_state=0)),
+        ], min_count=2, max_len=10)),
+        ("clf", DuoClassifier(d_ff=16, max_epochs=2, random_state=0,
+                              checkpoint=tmp_path / "checkpoint.pt")),
+    ]).fit(texts, labels)
+    loaded = _round_trip(pipe, tmp_path / "model.pt")
+    _same_params(loaded["emb"], pipe["emb"])
+    for (name, source), (name2, source2) in zip(pipe["emb"].sources, loaded["emb"].sources):
+        assert name == name2
+        _same_params(source, source2)
+    assert isinstance(loaded["clf"].checkpoint, Path)
+    assert loaded["emb"].coverage_ == pipe["emb"].coverage_
+    original, restored = pipe["emb"].transform(texts), loaded["emb"].transform(texts)
+    np.testing.assert_array_equal(restored.ids, original.ids)
+    for a, b in zip(restored.tables, original.tables):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == np.float32
+    assert restored.vocabulary_id == original.vocabulary_id
+    np.testing.assert_array_equal(loaded.predict_proba(texts), pipe.predict_proba(texts))
+
+
+def test_fitted_vectorizer_round_trip(toy_corpus, tmp_path):
+    texts, _ = toy_corpus
+    vectorizer = Word2VecVectorizer(vector_size=8, min_count=2, oov="token",
+                                    random_state=0).fit(texts)
+    loaded = _round_trip(vectorizer, tmp_path / "vec.pt")
+    _same_params(loaded, vectorizer)
+    np.testing.assert_array_equal(loaded.embedding_, vectorizer.embedding_)
+    assert loaded.vocabulary_ == vectorizer.vocabulary_
+    docs = texts[:5] + ["unknown words here"]
+    assert loaded.inverse_transform(loaded.transform(docs)) == vectorizer.inverse_transform(
+        vectorizer.transform(docs))
+
+
+def _probabilities_in_a_new_process(model, texts, tmp_path, **env):
+    """``load_weights(model).predict_proba(texts)`` in a fresh Python, and its stderr."""
+    (tmp_path / "texts.json").write_text(json.dumps(texts))
+    code = (
+        "import json, sys, numpy as np; from sklearn_lama import load_weights;"
+        "texts = json.load(open(sys.argv[2]));"
+        "np.save(sys.argv[3], load_weights(sys.argv[1]).predict_proba(texts))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(model), str(tmp_path / "texts.json"),
+         str(tmp_path / "proba.npy")],
+        capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", **env},
+    )
+    assert out.returncode == 0, out.stderr
+    return np.load(tmp_path / "proba.npy"), out.stderr
+
+
+def test_loads_bitwise_in_a_fresh_process(fitted, toy_corpus, tmp_path):
+    texts, _ = toy_corpus
+    save_weights(fitted["lama"], tmp_path / "model.pt")
+    proba, _ = _probabilities_in_a_new_process(tmp_path / "model.pt", texts, tmp_path)
+    np.testing.assert_array_equal(proba, fitted["lama"].predict_proba(texts))
+
+
+@pytest.mark.parametrize("labels", [
+    np.array(["neg", "pos"]),
+    np.array(["neg", "pos"], dtype=object),
+    np.array([3, 7]),
+    np.array([3, 7], dtype=np.uint8),
+    np.array([-1.0, 2.0], dtype=np.float32),
+    np.array([False, True]),
+], ids=lambda labels: labels.dtype.str)
+def test_classes_keep_their_dtype(labels, tmp_path):
+    y = labels[IDS_Y]
+    clf = make_classifier("duo", max_epochs=1).fit(IDS, y)
+    loaded = _round_trip(clf, tmp_path / "model.pt")
+    assert loaded.classes_.dtype == clf.classes_.dtype == labels.dtype
+    np.testing.assert_array_equal(loaded.classes_, clf.classes_)
+    np.testing.assert_array_equal(loaded.predict(IDS), clf.predict(IDS))
+
+
+def test_plain_array_inputs_round_trip(tmp_path):
+    rng = np.random.RandomState(0)
+    for X in (IDS, rng.randn(40, 6), rng.randn(40, 6, 3).astype(np.float32)):
+        clf = make_classifier("fcsr", max_epochs=1).fit(X, IDS_Y)
+        loaded = _round_trip(clf, tmp_path / "model.pt")
+        assert loaded.n_features_in_ == 6
+        np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+        with pytest.raises(ValueError, match="6 features"):
+            loaded.predict(X[:, :4])
+    with pytest.raises(ValueError, match="token id 30"):
+        _round_trip(make_classifier("fcsr", max_epochs=1).fit(IDS, IDS_Y),
+                    tmp_path / "ids.pt").predict(np.full((2, 6), 30))
+
+
+def test_file_holds_only_tensors_and_plain_values(fitted, tmp_path):
+    save_weights(fitted["duo"], tmp_path / "model.pt")
+    payload = torch.load(tmp_path / "model.pt", weights_only=True, map_location="cpu")
+    assert payload["format"] == "sklearn_lama.weights" and payload["format_version"] == 1
+    assert payload["estimator"]["class"] == "Pipeline"
+    seen = set()
+
+    def walk(obj):
+        seen.add(type(obj))
+        if isinstance(obj, dict):
+            for key, value in obj.items():
+                walk(key)
+                walk(value)
+        elif isinstance(obj, (list, tuple)):
+            for value in obj:
+                walk(value)
+        elif isinstance(obj, torch.Tensor):
+            assert obj.device.type == "cpu"
+
+    walk(payload)
+    assert seen <= {dict, list, tuple, str, int, float, bool, type(None), torch.Tensor}
+    assert torch.Tensor in seen
+
+
+def test_values_that_need_code_are_refused(fitted, toy_corpus, tmp_path):
+    texts, labels = toy_corpus
+    path = tmp_path / "model.pt"
+    vectorizer = Word2VecVectorizer(vector_size=8, min_count=1, tokenizer=str.split).fit(texts)
+    with pytest.raises(TypeError, match=r"Word2VecVectorizer\.tokenizer="):
+        save_weights(vectorizer, path)
+    seeded = make_classifier("duo", max_epochs=1, random_state=np.random.RandomState(0))
+    with pytest.raises(TypeError, match=r"DuoClassifier\.random_state="):
+        save_weights(seeded.fit(IDS, IDS_Y), path)
+    scaled = Pipeline([("scale", StandardScaler()), ("clf", make_classifier("duo", max_epochs=1))])
+    with pytest.raises(TypeError, match="step 'scale', a StandardScaler"):
+        save_weights(scaled.fit(IDS.astype(float), IDS_Y), path)
+    with pytest.raises(TypeError, match="a dict"):
+        save_weights({"clf": fitted["duo"]}, path)
+    with pytest.raises(NotFittedError):
+        save_weights(make_pipeline("duo"), path)
+    assert os.listdir(tmp_path) == []
+
+
+def _damaged_files(good):
+    """Name → bytes of files that load_weights must refuse, made from the good file."""
+    data = good.read_bytes()
+
+    def edited(edit):
+        payload = torch.load(good, weights_only=True)
+        edit(payload)
+        buffer = io.BytesIO()
+        torch.save(payload, buffer)
+        return buffer.getvalue()
+
+    def step(payload, i):
+        return payload["estimator"]["steps"][i][1]
+
+    def rename_a_weight(payload):
+        network = step(payload, 1)["state"]["network"]
+        network["renamed"] = network.popitem()[1]
+
+    pickled = io.BytesIO()
+    joblib.dump({"anything": np.arange(3)}, pickled)
+    return {
+        "empty": b"",
+        "garbage": b"not a model at all" * 10,
+        "truncated": data[: len(data) // 2],
+        "joblib": pickled.getvalue(),
+        "foreign": edited(lambda p: p.clear() or p.update(weights=torch.ones(2))),
+        "newer": edited(lambda p: p.update(format_version=2)),
+        "unregistered": edited(lambda p: step(p, 1).update({"class": "os.system"})),
+        "table": edited(lambda p: step(p, 0)["state"].update(embedding=torch.zeros(3, 16))),
+        "layout": edited(rename_a_weight),
+        "parameter": edited(lambda p: step(p, 1)["params"].update(max_epochs=-1)),
+        "steps": edited(lambda p: p["estimator"].update(steps=7)),
+    }
+
+
+def test_bad_files_are_a_value_error_naming_the_path(fitted, tmp_path):
+    good = tmp_path / "good.pt"
+    save_weights(fitted["duo"], good)
+    cases = {"missing": None, **_damaged_files(good)}
+    for name, data in cases.items():
+        path = tmp_path / f"{name}.pt"
+        if data is not None:
+            path.write_bytes(data)
+        with pytest.raises(ValueError, match=re.escape(str(path))) as info:
+            load_weights(path)
+        error = info.value  # no torch traceback chained to it:
+        assert error.__context__ is None or error.__suppress_context__, name
+    assert "version 2" in _load_error(tmp_path / "newer.pt")
+    assert "'os.system'" in _load_error(tmp_path / "unregistered.pt")
+    assert "only running code can rebuild" in _load_error(tmp_path / "joblib.pt")
+
+
+def _load_error(path):
+    with pytest.raises(ValueError) as info:
+        load_weights(path)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("failure", [OSError("disk full"), KeyboardInterrupt()])
+def test_failed_save_leaves_the_previous_file_intact(failure, fitted, toy_corpus, tmp_path,
+                                                     monkeypatch):
+    texts, _ = toy_corpus
+    path = tmp_path / "model.pt"
+    save_weights(fitted["duo"], path)
+    before = path.read_bytes()
+
+    def crash(payload, file):
+        file.write(b"half a model")
+        raise failure
+
+    monkeypatch.setattr(torch, "save", crash)
+    with pytest.raises(type(failure)):
+        save_weights(fitted["fcsr"], path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["model.pt"]  # no temporary file left behind
+    np.testing.assert_array_equal(load_weights(path).predict_proba(texts),
+                                  fitted["duo"].predict_proba(texts))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="tests the fallback without CUDA")
+def test_saved_with_device_cuda_loads_on_the_cpu(tmp_path):
+    clf = make_classifier("fcsr", max_epochs=1).fit(IDS, IDS_Y)
+    path = tmp_path / "model.pt"
+    save_weights(clf, path)
+    payload = torch.load(path, weights_only=True)
+    payload["estimator"]["params"]["device"] = "cuda"  # as saved after training on a GPU
+    torch.save(payload, path)
+    with pytest.warns(UserWarning, match="device='cuda', which is not available here"):
+        loaded = load_weights(path)
+    assert loaded.device == "cuda" and str(loaded.net_.device) == "cpu"
+    np.testing.assert_array_equal(loaded.predict_proba(IDS), clf.predict_proba(IDS))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_model_trained_on_cuda_is_saved_on_the_cpu(toy_corpus, tmp_path):
+    texts, labels = toy_corpus
+    pipe = make_pipeline("lama", max_epochs=2, device="cuda").fit(texts, labels)
+    path = tmp_path / "model.pt"
+    save_weights(pipe, path)
+    state = torch.load(path, weights_only=True)["estimator"]["steps"][1][1]["state"]
+    assert {t.device.type for t in state["network"].values()} == {"cpu"}
+    proba, stderr = _probabilities_in_a_new_process(path, texts, tmp_path,
+                                                    CUDA_VISIBLE_DEVICES="")
+    assert "it is loaded on the CPU" in stderr
+    np.testing.assert_allclose(proba, pipe.predict_proba(texts), atol=1e-5)
+
+
+# -------------------------------------------------------------- warm start
+class _WeightsAtStart(Callback):
+    """Records the network's weights when training starts."""
+
+    def on_train_begin(self, net, **kwargs):
+        self.weights = {k: v.clone() for k, v in net.module_.state_dict().items()}
+
+
+def _weights(clf):
+    return {k: v.clone() for k, v in clf.net_.module_.state_dict().items()}
+
+
+def _assert_same_weights(a, b):
+    assert a.keys() == b.keys()
+    for name in a:
+        torch.testing.assert_close(a[name], b[name], rtol=0, atol=0)
+
+
+def _adam_steps(clf):
+    return int(clf.net_.optimizer_.state_dict()["state"][0]["step"])
+
+
+def test_warm_start_continues_from_the_fitted_weights(kind, sequences):
+    X, y = sequences
+    clf = make_classifier(kind, max_epochs=2, early_stopping=False).fit(X, y)
+    stopped, steps = _weights(clf), _adam_steps(clf)
+    start = _WeightsAtStart()
+    clf._extra_callbacks = lambda: [start]
+    clf.set_params(warm_start=True, max_epochs=1).fit(X, y)
+    _assert_same_weights(start.weights, stopped)
+    assert clf.n_epochs_ == len(clf.net_.history) == 3
+    assert _adam_steps(clf) == steps * 3 // 2  # the optimizer state carried over
+
+
+def test_warm_started_epoch_beats_a_fresh_epoch(sequences):
+    X, y = sequences
+    clf = make_classifier("lama", max_epochs=4, early_stopping=False).fit(X, y)
+    clf.set_params(warm_start=True, max_epochs=1).fit(X, y)
+    fresh = make_classifier("lama", max_epochs=1, early_stopping=False).fit(X, y)
+    assert clf.net_.history[-1, "train_loss"] < 0.5 * fresh.net_.history[-1, "train_loss"]
+
+
+def test_warm_start_without_a_fitted_model_is_a_plain_fit(sequences):
+    X, y = sequences
+    expected = make_classifier("fcsr", max_epochs=2).fit(X, y).predict_proba(X)
+    clf = make_classifier("fcsr", max_epochs=2, warm_start=True).fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), expected)
+    clf.set_params(warm_start=False).fit(X, y)  # starts over
+    assert clf.n_epochs_ == 2
+    np.testing.assert_array_equal(clf.predict_proba(X), expected)
+
+
+def test_warm_start_refuses_what_the_model_cannot_continue_on(sequences, toy_corpus):
+    X, y = sequences
+    texts, _ = toy_corpus
+    clf = make_classifier("duo", max_epochs=1).fit(X, y).set_params(warm_start=True)
+    other = Word2VecVectorizer(vector_size=16, min_count=1, lowercase=False,
+                               random_state=0).fit_transform([t.upper() for t in texts])
+    with pytest.raises(ValueError, match="fitted on TokenSequences, but X is a 2-D integer"):
+        clf.fit(IDS, IDS_Y)
+    with pytest.raises(ValueError, match="different vocabulary"):
+        clf.fit(other, y)
+    with pytest.raises(ValueError, match=r"labels \['maybe'\] that are not in classes_"):
+        clf.fit(X, np.where(y == "pos", "maybe", y))
+    with pytest.raises(ValueError, match="architecture parameters changed"):
+        clf.set_params(d_ff=8).fit(X, y)
+    assert clf.n_epochs_ == 1  # the refused calls trained nothing
+    ids = make_classifier("duo", max_epochs=1).fit(IDS, IDS_Y).set_params(warm_start=True)
+    with pytest.raises(ValueError, match="token id 40"):
+        ids.fit(np.full((4, 6), 40), [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="6 features"):
+        ids.fit(IDS[:, :4], IDS_Y)
+
+
+@pytest.mark.parametrize("early_stopping", [True, False])
+def test_interrupted_fit_continues_with_warm_start(sequences, early_stopping):
+    X, y = sequences
+    clf = make_classifier("lama", max_epochs=10, early_stopping=early_stopping)
+    clf._extra_callbacks = lambda: [_InterruptAt(3)]
+    with pytest.warns(UserWarning, match="during epoch 3.*warm_start=True continues"):
+        clf.fit(X, y)
+    stopped = _weights(clf)
+    start = _WeightsAtStart()
+    clf._extra_callbacks = lambda: [start]
+    clf.set_params(warm_start=True, max_epochs=2).fit(X, y)
+    _assert_same_weights(start.weights, stopped)
+    assert clf.n_epochs_ == 5
+
+
+# ------------------------------------------------------------- partial_fit
+def test_partial_fit_trains_one_epoch_per_call(kind):
+    clf = make_classifier(kind)
+    with pytest.raises(ValueError, match="classes must be passed on the first call"):
+        clf.partial_fit(IDS, IDS_Y)
+    assert not hasattr(clf, "classes_")
+    clf.partial_fit(IDS[:20], IDS_Y[:20], classes=[0, 1, 2])
+    assert clf.classes_.tolist() == [0, 1, 2] and clf.n_epochs_ == 1
+    clf.partial_fit(IDS[20:], IDS_Y[20:])
+    clf.partial_fit(IDS[IDS_Y == 1], IDS_Y[IDS_Y == 1])  # one class in a call is fine
+    assert clf.n_epochs_ == 3 and _adam_steps(clf) == 3  # one batch of <= 32 per call
+    assert "valid_loss" not in clf.net_.history[-1]  # every document trains
+    assert clf.predict_proba(IDS).shape == (40, 3)
+    with pytest.raises(ValueError, match="differs from the classes of the first fit"):
+        clf.partial_fit(IDS, IDS_Y, classes=[0, 1])
+    with pytest.raises(ValueError, match=r"labels \[5\]"):
+        clf.partial_fit(IDS, np.full(40, 5))
+    with pytest.raises(ValueError, match="6 features"):
+        clf.partial_fit(IDS[:, :4], IDS_Y)
+    with pytest.raises(ValueError, match=r"labels \[1\]"):
+        make_classifier(kind).partial_fit(IDS, IDS_Y, classes=[0, 2])
+
+
+def test_partial_fit_is_reproducible_and_continues_fit(sequences):
+    X, y = sequences
+
+    def three_calls():
+        clf = make_classifier("fcsr")
+        for _ in range(3):
+            clf.partial_fit(X, y, classes=["neg", "pos"])
+        return clf
+
+    a, b = three_calls(), three_calls()
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    fitted = make_classifier("fcsr", max_epochs=2).fit(X, y)
+    assert fitted.partial_fit(X, y).n_epochs_ == 3
+
+
+# -------------------------------------------------------------- checkpoint
+def _count_writes(monkeypatch):
+    import sklearn_lama._persistence as persistence
+
+    writes = []
+    save = persistence.save_weights
+    monkeypatch.setattr(persistence, "save_weights",
+                        lambda estimator, path: writes.append(path) or save(estimator, path))
+    return writes
+
+
+def test_checkpoint_holds_the_best_epoch(toy_corpus, tmp_path, monkeypatch):
+    texts, labels = toy_corpus
+    writes = _count_writes(monkeypatch)
+    path = tmp_path / "checkpoint.pt"
+    pipe = make_pipeline("lama", max_epochs=40, patience=2, lr=0.05,
+                         checkpoint=str(path)).fit(texts, labels)
+    clf = pipe["clf"]
+    improved = clf.net_.history[:, "valid_loss_best"]
+    assert len(writes) == sum(improved)
+    saved = load_weights(path)
+    assert isinstance(saved, LAMAClassifier) and saved.checkpoint == str(path)
+    assert saved.n_epochs_ == max(i for i, best in enumerate(improved) if best) + 1 < clf.n_epochs_
+    seqs = pipe["emb"].transform(texts)
+    np.testing.assert_array_equal(saved.predict_proba(seqs), clf.predict_proba(seqs))
+    assert os.listdir(tmp_path) == ["checkpoint.pt"]
+
+
+def test_checkpoint_every_epoch_without_validation_then_resume(tmp_path, monkeypatch):
+    writes = _count_writes(monkeypatch)
+    path = tmp_path / "checkpoint.pt"
+    clf = make_classifier("fcsr", max_epochs=3, early_stopping=False, checkpoint=path)
+    clf.fit(IDS, IDS_Y)
+    assert len(writes) == 3
+    saved = load_weights(path)
+    np.testing.assert_array_equal(saved.predict_proba(IDS), clf.predict_proba(IDS))
+    saved.set_params(warm_start=True, max_epochs=2).fit(IDS, IDS_Y)
+    assert saved.n_epochs_ == 5 and load_weights(path).n_epochs_ == 5
+
+
+def _unwritable_directory(tmp_path):
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o500)
+    if not _can_create_files_in(folder):
+        return folder
+    # root ignores permissions, but sysfs refuses new files even to root.
+    if os.path.isdir("/sys") and not _can_create_files_in(Path("/sys")):
+        return Path("/sys")
+    pytest.skip("no directory here refuses writes")
+
+
+def _can_create_files_in(folder):
+    try:
+        (folder / "probe").touch(exist_ok=False)
+    except OSError:
+        return False
+    (folder / "probe").unlink()
+    return True
+
+
+def test_bad_checkpoint_paths_are_refused_before_training(tmp_path):
+    (tmp_path / "file").write_text("not a directory")
+    cases = {
+        tmp_path: "is a directory",
+        tmp_path / "missing" / "c.pt": "is not an existing directory",
+        tmp_path / "file" / "c.pt": "is not an existing directory",
+        _unwritable_directory(tmp_path) / "c.pt": "cannot be written: Permission denied",
+    }
+    for path, message in cases.items():
+        clf = make_classifier("duo", checkpoint=path)
+        with pytest.raises(ValueError, match=message):
+            clf.fit(IDS, IDS_Y)
+        assert not hasattr(clf, "classes_")
+
+
+def test_checkpoint_survives_sigkill(tmp_path):
+    path = tmp_path / "checkpoint.pt"
+    script = (
+        "import numpy as np; from sklearn_lama import LAMAClassifier;"
+        "X = np.random.RandomState(0).randint(1, 12, size=(400, 6));"
+        f"LAMAClassifier(n_heads=2, hidden_size=8, mlp_hidden=16, max_epochs=100000,"
+        f" early_stopping=False, checkpoint={str(path)!r}, random_state=0)"
+        ".fit(X, (X[:, 0] > 6).astype(int))"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        deadline = time.monotonic() + 120
+        while not path.exists():
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        first = os.stat(path)
+        while (os.stat(path).st_ino, os.stat(path).st_mtime_ns) == (first.st_ino,
+                                                                     first.st_mtime_ns):
+            time.sleep(0.002)  # wait for a second write: training is well under way
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    clf = load_weights(path)
+    assert clf.n_epochs_ >= 2 and clf.predict(IDS).shape == (40,)
+    n_epochs = clf.n_epochs_
+    clf.set_params(warm_start=True, max_epochs=1, checkpoint=None).fit(IDS, IDS_Y)
+    assert clf.n_epochs_ == n_epochs + 1
+
+
+def test_estimator_with_a_checkpoint_still_pickles(tmp_path):
+    clf = make_classifier("duo", max_epochs=1, checkpoint=tmp_path / "c.pt").fit(IDS, IDS_Y)
+    restored = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(restored.predict_proba(IDS), clf.predict_proba(IDS))
+
+
+def test_grid_search_leaves_the_refitted_model_in_the_checkpoint(tmp_path):
+    path = tmp_path / "checkpoint.pt"
+    search = GridSearchCV(make_classifier("duo", max_epochs=2, checkpoint=path),
+                          {"d_ff": [8, 16]}, cv=2).fit(IDS, IDS_Y)
+    saved = load_weights(path)
+    assert saved.d_ff == search.best_params_["d_ff"]
+    np.testing.assert_array_equal(saved.predict_proba(IDS),
+                                  search.best_estimator_.predict_proba(IDS))
