@@ -280,3 +280,21 @@ def test_fcsr_lr_lambda_matches_eq16_recursion():
         opt.step()
         sched.step()
         assert opt.param_groups[0]["lr"] == pytest.approx(lrs[e], rel=1e-12)
+
+
+def test_feature_attention_blocks_share_the_n_by_n_matrices():
+    # Eq. 9's W_q, W_k are n x n: the same pair scores each n-wide part of R_t,
+    # so swapping two parts of R swaps their weights.
+    torch.manual_seed(0)
+    att = FeatureAttention(8, 2.0, n_blocks=4)
+    assert att.qk.weight.shape == (4, 2)
+    R = torch.randn(2, 5, 8)
+    swapped = R.reshape(2, 5, 4, 2)[:, :, [1, 0, 2, 3]].reshape(2, 5, 8)
+    _, w = att(R)
+    _, w_swapped = att(swapped)
+    torch.testing.assert_close(w_swapped.reshape(2, 5, 4, 2)[:, :, [1, 0, 2, 3]].reshape(2, 5, 8), w)
+
+
+def test_feature_attention_rejects_blocks_that_do_not_divide():
+    with pytest.raises(ValueError, match="n_blocks"):
+        FeatureAttention(10, 1.0, n_blocks=4)
