@@ -607,7 +607,15 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         # at another position, and the output must not depend on input order.
         order = np.lexsort((batches.content_keys(), batches.lengths))
         proba = np.empty((len(order), len(self.classes_)), dtype=np.float64)
-        proba[order] = self.net_.predict_proba(Subset(batches, order))
+        # Each batch's probabilities go straight into the result: skorch's
+        # predict_proba keeps one small array per batch until the end, and on
+        # glibc those pin the heap between batches: FCSR grew by 1.7 GB over a
+        # stream of 200,000 short documents.
+        start = 0
+        for logits, _ in self.net_.forward_iter(Subset(batches, order), training=False):
+            stop = start + len(logits)
+            proba[order[start:stop]] = torch.softmax(logits, dim=-1).numpy()
+            start = stop
         proba /= proba.sum(axis=1, keepdims=True)
         return proba
 
