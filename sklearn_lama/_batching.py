@@ -31,14 +31,17 @@ MAX_BATCH_TOKENS = 2**15
 class SequenceBatches(Dataset):
     """Documents as ragged token ids or as a dense float array, with labels.
 
-    Exactly one of ``(ids, offsets)`` and ``dense`` is given.
+    Exactly one of ``(ids, offsets)`` and ``dense`` is given. ``max_pairs``,
+    for a model whose memory grows with the square of the length, bounds the
+    token pairs of each batch (see :func:`batch_ends`).
     """
 
-    def __init__(self, ids=None, offsets=None, dense=None, y=None):
+    def __init__(self, ids=None, offsets=None, dense=None, y=None, max_pairs=None):
         self.ids = ids
         self.offsets = offsets
         self.dense = dense
         self.y = y
+        self.max_pairs = max_pairs
         if dense is not None:
             self.lengths = np.full(len(dense), dense.shape[1], dtype=np.int64)
         else:
@@ -92,6 +95,10 @@ def _lengths(dataset):
     if isinstance(dataset, Subset):
         return _lengths(dataset.dataset)[np.asarray(dataset.indices)]
     return dataset.lengths
+
+
+def _root(dataset):
+    return _root(dataset.dataset) if isinstance(dataset, Subset) else dataset
 
 
 def batch_ends(lengths, batch_size, max_tokens=MAX_BATCH_TOKENS, max_pairs=None):
@@ -206,14 +213,15 @@ class BucketBatchSampler:
         return rng, batches
 
 
-def make_loader(dataset, batch_size, shuffle=False, max_tokens=MAX_BATCH_TOKENS, max_pairs=None):
+def make_loader(dataset, batch_size, shuffle=False, max_tokens=MAX_BATCH_TOKENS):
     """DataLoader for skorch's ``iterator_train``/``iterator_valid``.
 
     Training (``shuffle=True``) uses length buckets; inference keeps the order.
-    Both keep every batch within ``max_tokens`` padded tokens (and
-    ``max_pairs`` token pairs, when given); see :func:`batch_ends`.
+    Both keep every batch within ``max_tokens`` padded tokens and the
+    dataset's ``max_pairs`` token pairs; see :func:`batch_ends`.
     """
     lengths = _lengths(dataset)
+    max_pairs = _root(dataset).max_pairs
     if shuffle:
         sampler = BucketBatchSampler(
             lengths, batch_size, max_tokens=max_tokens, max_pairs=max_pairs

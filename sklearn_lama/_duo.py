@@ -1,5 +1,6 @@
 """DuoClassifier: the estimator around :class:`~sklearn_lama.modules.DuoModule`."""
 
+import math
 from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval
@@ -8,6 +9,12 @@ from ._base import BaseSequenceClassifier
 from .modules import DuoModule
 
 __all__ = ["DuoClassifier"]
+
+# Bytes that one attention tensor of an encoder layer (documents x n_heads x
+# T x T float32) may take in a batch. Measured on the CPU, a layer peaks at
+# about 5 such tensors in inference and 9 in training, so a batch at the limit
+# needs about 1.4 GB (2.4 GB per layer in training).
+_ATTENTION_BYTES = 2**28
 
 
 class DuoClassifier(BaseSequenceClassifier):
@@ -36,7 +43,14 @@ class DuoClassifier(BaseSequenceClassifier):
     d_ff : int, default=600
         Width of the fusion layer ``W^O`` (and of the encoder feed-forwards).
     n_layers : int, default=0
-        Duo Transformer encoder layers before the head.
+        Duo Transformer encoder layers before the head. Their self-attention
+        needs memory that grows with the square of the document length:
+        batches are cut so that one attention tensor (documents x ``n_heads``
+        x T x T float32) stays within 256 MiB, and a document too long for
+        that on its own (over 4096 tokens at ``n_heads=4``) raises a
+        ``ValueError`` in ``fit`` and ``predict`` rather than exhausting
+        memory; cut documents with ``Word2VecVectorizer(max_len=...)``. With
+        ``n_layers=0`` memory is linear in the length.
     n_heads : int, default=4
         Heads of each encoder layer; must divide both embedding sizes. Unused
         when ``n_layers=0``.
@@ -143,6 +157,26 @@ checkpoint, device, verbose, random_state
             verbose=verbose,
             random_state=random_state,
         )
+
+    def _check_input(self, X, y=None, reset=False):
+        batches, y, tables = super()._check_input(X, y, reset=reset)
+        if self.n_layers:
+            batches.max_pairs = _ATTENTION_BYTES // (4 * self.n_heads)
+            longest = int(batches.lengths.max(initial=0))
+            if longest**2 > batches.max_pairs:
+                limit = math.isqrt(batches.max_pairs)
+                raise ValueError(
+                    f"X holds a document of {longest} tokens, too long for "
+                    f"DuoClassifier with n_layers={self.n_layers}: self-attention "
+                    "needs memory that grows with the square of the length, and one "
+                    "attention tensor (n_heads x T x T float32, "
+                    f"{4 * self.n_heads * longest**2 / 2**20:.1f} MiB for this "
+                    f"document) is limited to {_ATTENTION_BYTES // 2**20} MiB, i.e. "
+                    f"{limit} tokens at n_heads={self.n_heads}. Cut documents with "
+                    f"Word2VecVectorizer(max_len={limit}), or use n_layers=0, whose "
+                    "memory is linear in the length."
+                )
+        return batches, y, tables
 
     def _build_core(self, input_size, n_classes):
         if len(input_size) > 2:
