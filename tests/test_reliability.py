@@ -9,6 +9,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from joblib import Parallel, cpu_count, delayed
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils._param_validation import (
     InvalidParameterError,
@@ -156,6 +157,35 @@ def test_grid_search_with_two_worker_processes(toy_corpus):
                           cv=2, n_jobs=2).fit(texts, labels)
     assert search.best_params_["clf__d_ff"] in (8, 16)
     assert search.score(texts, labels) > 0.5
+
+
+class _RecordTorchThreads(Callback):
+    def on_epoch_begin(self, net, **kwargs):
+        self.threads = torch.get_num_threads()
+
+
+class _ThreadRecordingLAMA(LAMAClassifier):
+    def _extra_callbacks(self):
+        return [_RecordTorchThreads()]
+
+
+def _torch_threads_during_fit(seqs, labels):
+    clf = _ThreadRecordingLAMA(n_heads=2, hidden_size=4, mlp_hidden=8, max_epochs=1,
+                               random_state=0).fit(seqs, labels)
+    return next(cb.threads for _, cb in clf.net_.callbacks_ if isinstance(cb, _RecordTorchThreads))
+
+
+def test_loky_workers_fit_with_their_share_of_torch_threads(toy_corpus, monkeypatch):
+    # joblib starts loky workers with OMP_NUM_THREADS = cpu_count() // n_jobs
+    # unless the parent sets it; torch, started in the worker, must follow it
+    # rather than take every core (2 workers x 2 threads on 2 cores).
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    texts, labels = toy_corpus
+    seqs = Word2VecVectorizer(vector_size=8, min_count=1, random_state=0).fit_transform(texts)
+    threads = Parallel(n_jobs=2, backend="loky")(
+        delayed(_torch_threads_during_fit)(seqs, labels) for _ in range(2)
+    )
+    assert threads == [max(cpu_count() // 2, 1)] * 2
 
 
 def test_predictions_do_not_depend_on_document_order(pipelines, toy_corpus):
