@@ -34,6 +34,7 @@ setup(
     extras_require={
         "test": ["pytest>=7", "pandas>=1.5", "hypothesis>=6"],
         "docs": ["sphinx>=7", "numpydoc>=1.6"],
+        "benchmarks": ["matplotlib>=3.5", "fasttext>=0.9.2"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",

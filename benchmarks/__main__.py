@@ -1,0 +1,79 @@
+"""Command line of the suite: ``python -m benchmarks [params|runtime|peers|scaling ...] --size quick|full``."""
+
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+
+from . import params, peers, runtime, scaling
+from ._env import ROOT, stamp
+from ._report import write
+
+PARTS = {"params": params, "runtime": runtime, "peers": peers, "scaling": scaling}
+
+
+def _measure(name, args, out_dir):
+    part = PARTS[name]
+    print(f"== {name} ({args.size}) ==", flush=True)
+    meta = stamp(args.size, args.threads)
+    start = time.perf_counter()
+    payload = part.run(part.SIZES[args.size], args.threads, args.corpus, lambda msg: print("  " + msg, flush=True))
+    meta.update(wall_s=time.perf_counter() - start, loadavg_end=round(os.getloadavg()[0], 2),
+                command="python -m benchmarks " + " ".join(sys.argv[1:]))
+    _write(part, meta, payload, out_dir)
+    print(f"  {name}: {meta['wall_s']:.0f} s", flush=True)
+
+
+def _write(part, meta, payload, out_dir):
+    report, plot = part.render(payload)
+    for path in write(report, meta, payload, plot, out_dir):
+        print("  wrote " + os.path.relpath(path, ROOT))
+
+
+def _render_again(names, out_dir):
+    """Rewrite the Markdown, rst and PNG of results already in ``out_dir`` (after a change of wording or plot)."""
+    by_stem = {PARTS[n].NAME: PARTS[n] for n in names}
+    for path in sorted(glob.glob(os.path.join(out_dir, "*.json"))):
+        stem = os.path.basename(path)[: -len(".json")]
+        part = by_stem.get(stem.split("-")[0])
+        if part is not None:
+            with open(path) as fh:
+                payload = json.load(fh)
+            payload.setdefault("name", stem)
+            _write(part, payload.pop("meta"), payload, out_dir)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    p.add_argument("parts", nargs="*", metavar="part",
+                   help=f"parts to run, among {', '.join(PARTS)} (default: all, in that order)")
+    p.add_argument("--size", choices=["quick", "full"], default="quick",
+                   help="quick: minutes, for checking the suite; full: the committed results")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch/BLAS threads of every measurement (default 1: on a shared CPU, "
+                        "multi-threaded small ops stall on barriers and timings become noise)")
+    p.add_argument("--corpus", action="append", default=None, metavar="NAME_OR_PATH",
+                   help="peers and scaling: 'r8', 'mr', a directory with train.jsonl[.gz] and "
+                        "test.jsonl[.gz], or one .jsonl[.gz] file (split 80/20); repeatable "
+                        "(default: r8 and mr for peers, mr for scaling)")
+    p.add_argument("--out-dir", default=None,
+                   help="default: benchmarks/results (full) or benchmarks/results/quick (quick)")
+    p.add_argument("--render-only", action="store_true",
+                   help="measure nothing: rewrite the .md, .rst and .png of the JSON results in the output folder")
+    args = p.parse_args(argv)
+    unknown = set(args.parts) - set(PARTS)
+    if unknown:
+        p.error(f"unknown part(s) {', '.join(sorted(unknown))}; choose among {', '.join(PARTS)}")
+    names = args.parts or list(PARTS)
+    out_dir = args.out_dir or os.path.join(ROOT, "benchmarks", "results", *(["quick"] if args.size == "quick" else []))
+    if args.render_only:
+        _render_again(names, out_dir)
+        return
+    for name in names:
+        _measure(name, args, out_dir)
+
+
+if __name__ == "__main__":
+    main()
