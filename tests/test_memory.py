@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Peak resident memory above the level before the call, in MiB. Measured on
 # the 2-core CPU (see docs/reliability.rst) and given about 1.5x headroom;
-# before the batch budget the 20,000-token case needed 2 to 59 GB.
+# before the batch budget the 20,000-token case would have needed about 2
+# (Duo) to 59 GB (FCSR), extrapolated from 2,000 tokens.
 LONG_DOCUMENT_BOUNDS = {
     20_000: {"lama": 120, "fcsr": 500, "duo": 40},
     100_000: {"lama": 500, "fcsr": 1900, "duo": 100},
