@@ -1,4 +1,4 @@
-"""Command line of the suite: ``python -m benchmarks [params|runtime|peers|scaling ...] --size quick|full``."""
+"""Command line of the suite: ``python -m benchmarks [params|runtime|peers|scaling|targets ...] --size quick|full``."""
 
 import argparse
 import glob
@@ -7,11 +7,11 @@ import os
 import sys
 import time
 
-from . import params, peers, runtime, scaling
+from . import params, peers, runtime, scaling, targets
 from ._env import ROOT, stamp
 from ._report import write
 
-PARTS = {"params": params, "runtime": runtime, "peers": peers, "scaling": scaling}
+PARTS = {"params": params, "runtime": runtime, "peers": peers, "scaling": scaling, "targets": targets}
 
 
 def _measure(name, args, out_dir):
