@@ -3,10 +3,9 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 HERE = Path(__file__).parent
+# The version lives in a module of its own; read it without importing the package.
 version = {}
-for line in (HERE / "sklearn_lama" / "__init__.py").read_text().splitlines():
-    if line.startswith("__version__"):
-        exec(line, version)
+exec((HERE / "sklearn_lama" / "_version.py").read_text(), version)
 
 setup(
     name="sklearn-lama",
@@ -24,7 +23,7 @@ setup(
     install_requires=[
         "numpy>=1.24",
         "scipy>=1.10",
-        "scikit-learn>=1.6,<1.10",
+        "scikit-learn>=1.6",
         "joblib>=1.2",
         "torch>=2.1",
         "skorch>=1.0",

@@ -1,18 +1,19 @@
 """Compact attention-based text classifiers for scikit-learn (LAMA, FCSR, Duo)."""
 
 from ._duo import DuoClassifier
+from ._inputs import InputAdapter
 from ._fcsr import FCSRClassifier
 from ._lama import LAMAClassifier
 from ._meta_embedding import MetaEmbeddingTransformer
 from ._persistence import load_weights, save_weights
 from ._sequences import TokenSequences
 from ._vectorizer import Word2VecVectorizer
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "DuoClassifier",
     "FCSRClassifier",
+    "InputAdapter",
     "LAMAClassifier",
     "MetaEmbeddingTransformer",
     "TokenSequences",

@@ -87,6 +87,34 @@ class SequenceBatches(Dataset):
         return batch, target
 
 
+class TrainingView(Dataset):
+    """Documents of a :class:`SequenceBatches` in a given order, possibly repeated.
+
+    Row ``i`` is document ``index[i]`` with label ``y[i]`` and loss weight
+    ``weights[i]``, which the batch carries as ``"weight"``.
+    """
+
+    def __init__(self, batches, index, y, weights):
+        self.batches = batches
+        self.index = np.asarray(index, dtype=np.int64)
+        self.y = np.asarray(y)
+        self.weights = np.asarray(weights, dtype=np.float32)
+        self.lengths = batches.lengths[self.index]
+        self.max_pairs = batches.max_pairs
+
+    def __len__(self):
+        return len(self.index)
+
+    def __getitem__(self, i):
+        return self.__getitems__([i])
+
+    def __getitems__(self, rows):
+        rows = np.asarray(rows, dtype=np.int64)
+        batch, _ = self.batches.__getitems__(self.index[rows])
+        batch["weight"] = torch.from_numpy(self.weights[rows])
+        return batch, torch.from_numpy(self.y[rows].astype(np.int64))
+
+
 def _whole_batch(batch):
     return batch
 

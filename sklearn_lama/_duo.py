@@ -3,9 +3,11 @@
 import math
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import Interval
 
 from ._base import BaseSequenceClassifier
+from ._docstrings import FITTED_ATTRIBUTES, TRAINING_PARAMETERS, Substitution
+from ._persistence import register
+from ._sklearn_compat import Interval, StrOptions
 from .modules import DuoModule
 
 __all__ = ["DuoClassifier"]
@@ -17,13 +19,15 @@ __all__ = ["DuoClassifier"]
 _ATTENTION_BYTES = 2**28
 
 
+@register
+@Substitution(training_parameters=TRAINING_PARAMETERS, fitted_attributes=FITTED_ATTRIBUTES)
 class DuoClassifier(BaseSequenceClassifier):
     """Meta-embedding classifier: two embeddings of the same words attend to each other.
 
     With two embeddings ``S`` and ``P`` of every token (the first two tables of
     the input, e.g. from :class:`~sklearn_lama.MetaEmbeddingTransformer`),
     learned vectors ``w^S`` and ``w^P`` give ``a^P = softmax(w^S Sᵀ) P`` and
-    ``a^S = softmax(w^P Pᵀ) S`` (``papers/duo.md`` Eq. 1-2, padding masked),
+    ``a^S = softmax(w^P Pᵀ) S`` (Eq. 1-2 of Li et al., padding masked),
     fused as ``e = [a^P, a^S] W^O`` (Eq. 3) and classified by an output layer.
     Given one table, both roles use it (the diagonal of the paper's Table 2).
     With ``n_layers >= 1`` the two streams first pass through that many Duo
@@ -60,23 +64,22 @@ class DuoClassifier(BaseSequenceClassifier):
         Biases in the fusion and output layers (the paper has none).
     dropout : float, default=0.1
         Dropout on the fused vector and inside the encoder layers.
-    embedding_dim, freeze_embeddings, max_epochs, batch_size, optimizer, lr, \
-momentum, weight_decay, early_stopping, validation_fraction, patience, warm_start, \
-checkpoint, device, verbose, random_state
-        As in :class:`LAMAClassifier`; here ``optimizer="adam"``, ``lr=1e-3``
-        and ``weight_decay=0`` by default.
+    optimizer : {"sgd", "adam"}, default="adam"
+        ``"sgd"`` uses ``momentum``; the paper uses Adam.
+    lr : float, default=1e-3
+        Learning rate.
+    weight_decay : float, default=0.0
+        L2 penalty applied by the optimiser.
+    %(training_parameters)s
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    net_ : skorch.NeuralNetClassifier
-        The trained skorch net.
-    n_epochs_ : int
-        Epochs trained, over all ``fit`` calls that continued training
-        (``warm_start``, ``partial_fit``).
-    n_features_in_ : int
-        Number of tokens per document, when fitted on a plain array.
+    %(fitted_attributes)s
+
+    References
+    ----------
+    .. [1] Li, Q., Jiang, X., Xia, J. and Li, J. "Meta-Embeddings Based on
+       Self-Attention."
 
     Examples
     --------
@@ -127,6 +130,8 @@ checkpoint, device, verbose, random_state
         early_stopping=True,
         validation_fraction=0.1,
         patience=5,
+        class_weight=None,
+        callbacks=None,
         warm_start=False,
         checkpoint=None,
         device="cpu",
@@ -151,6 +156,8 @@ checkpoint, device, verbose, random_state
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             patience=patience,
+            class_weight=class_weight,
+            callbacks=callbacks,
             warm_start=warm_start,
             checkpoint=checkpoint,
             device=device,
@@ -158,25 +165,23 @@ checkpoint, device, verbose, random_state
             random_state=random_state,
         )
 
-    def _check_input(self, X, y=None, reset=False):
-        batches, y, tables = super()._check_input(X, y, reset=reset)
-        if self.n_layers:
-            batches.max_pairs = _ATTENTION_BYTES // (4 * self.n_heads)
-            longest = int(batches.lengths.max(initial=0))
-            if longest**2 > batches.max_pairs:
-                limit = math.isqrt(batches.max_pairs)
-                raise ValueError(
-                    f"X holds a document of {longest} tokens, too long for "
-                    f"DuoClassifier with n_layers={self.n_layers}: self-attention "
-                    "needs memory that grows with the square of the length, and one "
-                    "attention tensor (n_heads x T x T float32, "
-                    f"{4 * self.n_heads * longest**2 / 2**20:.1f} MiB for this "
-                    f"document) is limited to {_ATTENTION_BYTES // 2**20} MiB, i.e. "
-                    f"{limit} tokens at n_heads={self.n_heads}. Cut documents with "
-                    f"Word2VecVectorizer(max_len={limit}), or use n_layers=0, whose "
-                    "memory is linear in the length."
-                )
-        return batches, y, tables
+    def _check_batches(self, batches):
+        if not self.n_layers:
+            return
+        batches.max_pairs = _ATTENTION_BYTES // (4 * self.n_heads)
+        longest = int(batches.lengths.max(initial=0))
+        if longest**2 > batches.max_pairs:
+            limit = math.isqrt(batches.max_pairs)
+            raise ValueError(
+                f"X holds a document of {longest} tokens, too long for DuoClassifier with "
+                f"n_layers={self.n_layers}: self-attention needs memory that grows with the "
+                "square of the length, and one attention tensor (n_heads x T x T float32, "
+                f"{4 * self.n_heads * longest**2 / 2**20:.1f} MiB for this document) is "
+                f"limited to {_ATTENTION_BYTES // 2**20} MiB, i.e. {limit} tokens at "
+                f"n_heads={self.n_heads}. Cut documents with "
+                f"Word2VecVectorizer(max_len={limit}), or use n_layers=0, whose memory is "
+                "linear in the length."
+            )
 
     def _build_core(self, input_size, n_classes):
         if len(input_size) > 2:

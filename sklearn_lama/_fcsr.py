@@ -3,21 +3,25 @@
 from functools import partial
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import Interval, StrOptions
 from skorch.callbacks import LRScheduler
 from torch.optim.lr_scheduler import LambdaLR
 
 from ._base import BaseSequenceClassifier
+from ._docstrings import FITTED_ATTRIBUTES, TRAINING_PARAMETERS, Substitution
+from ._persistence import register
+from ._sklearn_compat import Interval, StrOptions
 from .modules import FCSRModule, fcsr_lr_lambda
 
 __all__ = ["FCSRClassifier"]
 
 
+@register
+@Substitution(training_parameters=TRAINING_PARAMETERS, fitted_attributes=FITTED_ATTRIBUTES)
 class FCSRClassifier(BaseSequenceClassifier):
     """Full-context semantic representation (FCSR) text classifier.
 
     One layer: FOFE compresses each word's whole left and right context with
-    forgetting factor ``alpha`` (``papers/fcsr.md`` Eq. 2-3, 12-13), a Context
+    forgetting factor ``alpha`` (Eq. 2-3 and 12-13 of the FCSR paper), a Context
     Integration Sub-cell and a Semantic Analysis Sub-cell, each with four
     sigmoid gates, combine them (Eq. 4-8), and feature attention pools the
     ``4n`` features over time (Eq. 9; see
@@ -44,24 +48,25 @@ class FCSRClassifier(BaseSequenceClassifier):
     dropout : float, default=0.3
         Dropout before the output layer.
     lr_schedule : {None, "paper"}, default=None
-        ``"paper"`` multiplies the learning rate by Eq. 16's factor each epoch.
-    embedding_dim, freeze_embeddings, max_epochs, batch_size, optimizer, lr, \
-momentum, weight_decay, early_stopping, validation_fraction, patience, warm_start, \
-checkpoint, device, verbose, random_state
-        As in :class:`LAMAClassifier`; here ``optimizer="adam"``, ``lr=0.01``
-        and ``weight_decay=0`` by default.
+        ``"paper"`` multiplies the learning rate by Eq. 16's factor each epoch,
+        with ``epoch_max = max_epochs``: the paper's 40 is
+        ``max_epochs=40``; with the default 20 the decay is twice as fast.
+    optimizer : {"sgd", "adam"}, default="adam"
+        ``"sgd"`` uses ``momentum``; the paper uses Adam.
+    lr : float, default=0.01
+        Learning rate.
+    weight_decay : float, default=0.0
+        L2 penalty applied by the optimiser.
+    %(training_parameters)s
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    net_ : skorch.NeuralNetClassifier
-        The trained skorch net.
-    n_epochs_ : int
-        Epochs trained, over all ``fit`` calls that continued training
-        (``warm_start``, ``partial_fit``).
-    n_features_in_ : int
-        Number of tokens per document, when fitted on a plain array.
+    %(fitted_attributes)s
+
+    References
+    ----------
+    .. [1] "Full-context semantic representation in sentence level" (the
+       FCSR paper; authors as listed in its preprint).
 
     Examples
     --------
@@ -107,6 +112,8 @@ checkpoint, device, verbose, random_state
         early_stopping=True,
         validation_fraction=0.1,
         patience=5,
+        class_weight=None,
+        callbacks=None,
         warm_start=False,
         checkpoint=None,
         device="cpu",
@@ -131,6 +138,8 @@ checkpoint, device, verbose, random_state
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             patience=patience,
+            class_weight=class_weight,
+            callbacks=callbacks,
             warm_start=warm_start,
             checkpoint=checkpoint,
             device=device,

@@ -8,10 +8,12 @@ from sklearn.utils.metaestimators import _BaseComposition
 
 from ._text import build_tokenizer, check_documents
 from ._vectorizer import N_RESERVED, TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin
+from ._persistence import register
 
 __all__ = ["MetaEmbeddingTransformer"]
 
 
+@register
 class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComposition):
     """Several word embeddings of one corpus, aligned on one shared vocabulary.
 

@@ -4,24 +4,32 @@ A pickle (``pickle``, ``joblib``) rebuilds objects by calling whatever the
 file names, so loading one from untrusted storage runs untrusted code. The
 files written here hold only tensors and plain values (dict, list, tuple, str,
 int, float, bool, None); they are read with ``torch.load(weights_only=True)``,
-which refuses anything else, and estimator classes are looked up by name in
-the fixed registry below, never imported from a name in the file.
+which refuses anything else, and estimator classes are looked up by name in a
+registry that the package's estimator modules fill with :func:`register`
+(this module imports none of them), never imported from a name in the file.
 
-Layout (``torch.save`` of one dict)::
+Layout: one header line, then one ``torch.save`` of a dict::
 
-    {"format": "sklearn_lama.weights", "format_version": 1,
-     "library_version": "0.1.0", "estimator": NODE}
+    b"sklearn_lama weights 2 sha256=<64 hex digits of what follows>\n"
+    {"format": "sklearn_lama.weights", "format_version": 2,
+     "library_version": "0.2.0", "estimator": NODE}
     NODE = {"class": "LAMAClassifier", "params": {...}, "state": {...}}
          | {"class": "Pipeline", "params": {...}, "steps": [[name, NODE], ...]}
+         | {"class": "FrozenEstimator", "estimator": NODE}
 
+The digest makes any change to the stored bytes (a flipped bit, a partial
+overwrite) a clear error instead of a model that predicts differently.
 ``params`` are ``get_params(deep=False)``; a value that is a tuple, a path or
 an estimator (a ``MetaEmbeddingTransformer`` source) is stored as a one-key
 dict ``{"tuple": [...]}``, ``{"path": "..."}`` or ``{"estimator": {"class":
-..., "params": ...}}``. ``state`` is what the estimator's ``_export_state``
-returns; numeric numpy arrays in it are stored as tensors and come back as
-tensors to its ``_import_state`` (``np.asarray`` reads them without a copy).
+..., "params": ...}}``; ``callbacks`` (code) are stored as ``None``. ``state``
+is what the estimator's ``_export_state`` returns; numeric numpy arrays in it
+are stored as tensors and come back as tensors to its ``_import_state``
+(``np.asarray`` reads them without a copy).
 """
 
+import hashlib
+import io
 import os
 import pickle
 import uuid
@@ -30,32 +38,33 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
-from skorch.callbacks import Callback
 
-from ._duo import DuoClassifier
-from ._fcsr import FCSRClassifier
-from ._lama import LAMAClassifier
-from ._meta_embedding import MetaEmbeddingTransformer
-from ._vectorizer import Word2VecVectorizer
+from ._version import __version__
 
-__all__ = ["load_weights", "save_weights"]
+__all__ = ["check_writable", "load_weights", "register", "save_weights"]
 
 FORMAT = "sklearn_lama.weights"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+_HEADER = b"sklearn_lama weights 2 sha256="
+_ZIP_MAGIC = b"PK\x03\x04"
 
-_ESTIMATORS = {
-    cls.__name__: cls
-    for cls in (
-        LAMAClassifier,
-        FCSRClassifier,
-        DuoClassifier,
-        Word2VecVectorizer,
-        MetaEmbeddingTransformer,
-    )
-}
+_ESTIMATORS = {}
 _SCALARS = (type(None), bool, int, float, str)
+# Parameters that hold code: stored as None (documented with the parameter).
+_NOT_STORED = {"callbacks"}
+
+
+def register(cls):
+    """Class decorator: let :func:`save_weights`/:func:`load_weights` store ``cls``.
+
+    ``cls`` must implement ``_export_state()`` (plain values, numpy arrays and
+    tensors) and ``_import_state(state)``.
+    """
+    _ESTIMATORS[cls.__name__] = cls
+    return cls
 
 
 def save_weights(estimator, path):
@@ -77,15 +86,19 @@ def save_weights(estimator, path):
     Parameters
     ----------
     estimator : estimator or Pipeline
-        A fitted :class:`LAMAClassifier`, :class:`FCSRClassifier`,
-        :class:`DuoClassifier`, :class:`Word2VecVectorizer` or
-        :class:`MetaEmbeddingTransformer`, or a fitted
+        A fitted estimator of this package (:class:`LAMAClassifier`,
+        :class:`FCSRClassifier`, :class:`DuoClassifier`,
+        :class:`Word2VecVectorizer`, :class:`MetaEmbeddingTransformer`, ...),
+        a :class:`~sklearn.frozen.FrozenEstimator` of one, or a fitted
         :class:`~sklearn.pipeline.Pipeline` of them.
     path : str or path-like
         The file to write (conventionally ``*.pt``).
 
     Raises
     ------
+    ValueError
+        If ``path`` is a directory, or its directory does not exist or cannot
+        be written; raised before any work.
     TypeError
         If a pipeline step is not one of the estimators above, or a parameter
         holds a value that cannot be stored without code (e.g. a callable
@@ -114,8 +127,7 @@ def save_weights(estimator, path):
     >>> loaded.classes_
     array([False,  True])
     """
-    from . import __version__  # the package, not this module, defines it
-
+    check_writable(path, "path")
     payload = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -150,9 +162,11 @@ def load_weights(path):
     Raises
     ------
     ValueError
-        If the file is missing, truncated or damaged, is not in this format
-        (e.g. a pickle), or is in a format version this library does not
-        read; the message names the file. No half-built estimator is returned.
+        If the file is missing, truncated, altered in storage (its content no
+        longer matches the digest it carries), not in this format (e.g. a
+        pickle), or saved by a version of sklearn_lama whose files this one
+        cannot rebuild (the message names both versions); the message names the
+        file. No half-built estimator is returned.
 
     See Also
     --------
@@ -168,32 +182,24 @@ def load_weights(path):
     # The file is untrusted input: whatever fails while rebuilding from it
     # means the file is invalid, and the caller gets one error type.
     except Exception as exc:
+        saved = payload.get("library_version")
+        if saved != __version__:
+            raise ValueError(
+                f"{os.fspath(path)!r} was saved by sklearn_lama {saved}, and this version "
+                f"({__version__}) cannot rebuild the estimator from it "
+                f"({type(exc).__name__}: {exc}); load it with sklearn_lama {saved}, or "
+                "refit and save again."
+            ) from None
         raise ValueError(
             f"{os.fspath(path)!r} is not a valid sklearn_lama weights file: cannot "
             f"rebuild the estimator ({type(exc).__name__}: {exc})"
         ) from None
 
 
-class WeightsCheckpoint(Callback):
-    """skorch callback: :func:`save_weights` of ``estimator`` when an epoch improves.
-
-    An epoch improves when it lowers the validation loss; without a validation
-    split every epoch does. ``estimator.net_`` must be the net in training.
-    Creating the callback checks that ``path`` can be written.
-    """
-
-    def __init__(self, estimator, path):
-        _check_checkpoint_path(path)
-        self.estimator = estimator
-        self.path = path
-
-    def on_epoch_end(self, net, **kwargs):
-        if net.history[-1].get("valid_loss_best", True):
-            save_weights(self.estimator, self.path)
-
-
 # ------------------------------------------------------------------ encoding
 def _encode_fitted(estimator, where):
+    if type(estimator) is FrozenEstimator:
+        return {"class": "FrozenEstimator", "estimator": _encode_fitted(estimator.estimator, where)}
     if type(estimator) is Pipeline:
         params = estimator.get_params(deep=False)
         steps = params.pop("steps")
@@ -205,7 +211,8 @@ def _encode_fitted(estimator, where):
     if _ESTIMATORS.get(type(estimator).__name__) is not type(estimator):
         raise TypeError(
             f"save_weights cannot store {where}, a {type(estimator).__name__}: it stores "
-            f"{', '.join(_ESTIMATORS)} and Pipelines of them. Save other objects "
+            f"{', '.join(_ESTIMATORS)}, FrozenEstimators and Pipelines of them. Save "
+            "other objects "
             "with joblib (trusted storage only)."
         )
     check_is_fitted(estimator)
@@ -217,7 +224,10 @@ def _encode_config(estimator):
     params = estimator.get_params(deep=False)
     return {
         "class": name,
-        "params": {k: _encode_value(v, f"{name}.{k}") for k, v in params.items()},
+        "params": {
+            k: None if k in _NOT_STORED else _encode_value(v, f"{name}.{k}")
+            for k, v in params.items()
+        },
     }
 
 
@@ -264,10 +274,14 @@ def _portable(obj, where):
 
 def _write_atomically(payload, path):
     path = os.fspath(path)
+    body = io.BytesIO()
+    torch.save(payload, body)
+    body = body.getvalue()
     temporary = _temporary_name(path)
     try:
         with open(temporary, "xb") as file:
-            torch.save(payload, file)
+            file.write(_HEADER + hashlib.sha256(body).hexdigest().encode() + b"\n")
+            file.write(body)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
@@ -284,17 +298,17 @@ def _temporary_name(path):
     return os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
 
 
-def _check_checkpoint_path(path):
-    """Refuse, with a ValueError, a checkpoint path that cannot be written."""
+def check_writable(path, param):
+    """Refuse, with a ValueError naming ``param``, a file path that cannot be written."""
     target = os.path.abspath(os.fspath(path))
     if os.path.isdir(target):
         raise ValueError(
-            f"checkpoint={os.fspath(path)!r} is a directory; give a file path, e.g. "
+            f"{param}={os.fspath(path)!r} is a directory; give a file path, e.g. "
             f"{os.path.join(os.fspath(path), 'model.pt')!r}."
         )
     if not os.path.isdir(os.path.dirname(target)):
         raise ValueError(
-            f"checkpoint={os.fspath(path)!r} cannot be written: "
+            f"{param}={os.fspath(path)!r} cannot be written: "
             f"{os.path.dirname(target)!r} is not an existing directory."
         )
     probe = _temporary_name(target)
@@ -302,46 +316,89 @@ def _check_checkpoint_path(path):
         open(probe, "xb").close()
         os.unlink(probe)
     except OSError as exc:
-        raise ValueError(
-            f"checkpoint={os.fspath(path)!r} cannot be written: {exc.strerror}."
-        ) from None
+        raise ValueError(f"{param}={os.fspath(path)!r} cannot be written: {exc.strerror}.") from None
 
 
 # ------------------------------------------------------------------ decoding
 def _read(path):
     name = os.fspath(path)
     try:
-        # torch notes unusual pickle protocols of foreign files; they are refused anyway.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            payload = torch.load(name, weights_only=True, map_location="cpu")
+        with open(name, "rb") as file:
+            data = file.read()
     except FileNotFoundError:
         raise ValueError(f"No weights file at {name!r}.") from None
-    except pickle.UnpicklingError:
+    except OSError as exc:
+        raise ValueError(f"{name!r} cannot be read: {exc.strerror}.") from None
+    if data.startswith(_ZIP_MAGIC):
+        raise ValueError(_old_format_message(name, data))
+    header, _, body = data.partition(b"\n")
+    if not header.startswith(_HEADER):
         raise ValueError(
-            f"{name!r} is not a sklearn_lama weights file: it holds objects that "
-            "only running code can rebuild (a pickle or joblib file?), which "
-            "load_weights refuses."
-        ) from None
-    # torch reports damaged files with several exception types (RuntimeError
-    # from its zip reader, EOFError, ...); all mean the same to the caller.
-    except Exception as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            f"{name!r} is not a sklearn_lama weights file (it does not start with the "
+            "format's header; a pickle or joblib file?)."
+        )
+    if hashlib.sha256(body).hexdigest().encode() != header[len(_HEADER) :]:
         raise ValueError(
-            f"{name!r} cannot be read as a weights file (truncated or damaged?): {reason}"
-        ) from None
+            f"{name!r} was altered after it was written (truncated, or bytes changed in "
+            "storage): its content no longer matches the digest it carries. It cannot "
+            "be loaded; use another copy, or refit."
+        )
+    payload = _torch_load(name, body)
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"{name!r} is not a sklearn_lama weights file.")
     version = payload.get("format_version")
     if version != FORMAT_VERSION:
         raise ValueError(
-            f"{name!r} is in sklearn_lama weights format version {version!r}; this "
-            f"version of sklearn_lama reads version {FORMAT_VERSION} only."
+            f"{name!r} is in sklearn_lama weights format version {version!r} (saved by "
+            f"sklearn_lama {payload.get('library_version')}); sklearn_lama {__version__} "
+            f"reads version {FORMAT_VERSION} only."
         )
     return payload
 
 
+def _torch_load(name, body):
+    try:
+        # torch notes unusual pickle protocols of foreign files; they are refused anyway.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch.load(io.BytesIO(body), weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError:
+        raise ValueError(
+            f"{name!r} is not a sklearn_lama weights file: it holds objects that only "
+            "running code can rebuild, which load_weights refuses."
+        ) from None
+    # torch reports damaged data with several exception types (RuntimeError
+    # from its zip reader, EOFError, ...); all mean the same to the caller.
+    except Exception as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(
+            f"{name!r} cannot be read as a weights file (damaged?): {reason}"
+        ) from None
+
+
+def _old_format_message(name, data):
+    """What to say about a file of format 1 (a bare ``torch.save``, without digest)."""
+    try:
+        payload = _torch_load(name, data)
+        saved = payload.get("library_version") if isinstance(payload, dict) else None
+    except ValueError:
+        saved = None
+    if saved is None:
+        return (
+            f"{name!r} is not a sklearn_lama weights file of this version (a plain "
+            "torch or pickle zip file?)."
+        )
+    return (
+        f"{name!r} was saved by sklearn_lama {saved} in weights format 1; sklearn_lama "
+        f"{__version__} reads format {FORMAT_VERSION} only (files now carry a digest of "
+        f"their content): load it with sklearn_lama {saved} and save it again with this "
+        "version, or refit."
+    )
+
+
 def _decode_fitted(node):
+    if node["class"] == "FrozenEstimator":
+        return FrozenEstimator(_decode_fitted(node["estimator"]))
     if node["class"] == "Pipeline":
         steps = [(name, _decode_fitted(step)) for name, step in node["steps"]]
         params = {k: _decode_value(v) for k, v in node["params"].items()}

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._sequences import TokenSequences
 from ._text import build_tokenizer, check_documents, encode_documents, iter_documents
 from ._vector_files import FORMATS, load_vectors
+from ._persistence import register
 
 __all__ = ["Word2VecVectorizer"]
 
@@ -91,6 +92,7 @@ class DocumentEncoderMixin:
         return tags
 
 
+@register
 class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
     """Turn raw documents into token ids and word2vec embeddings.
 

@@ -116,7 +116,7 @@ def test_plain_array_inputs(kind):
     y = (ids[:, 0] > 10).astype(int)
     ids[::3, 5:] = 0  # padding
     clf = make_classifier(kind, max_epochs=3).fit(ids, y)
-    assert clf.n_features_in_ == 7 and clf.vocabulary_size_ == 20
+    assert clf.n_features_in_ == 7 and clf.input_adapter_.vocabulary_size == 20
     assert clf.predict(ids).shape == (60,)
     with pytest.raises(ValueError, match="token id 25"):
         clf.predict(np.full((2, 7), 25))

@@ -1,5 +1,6 @@
 """Weights-only save/load, warm_start, partial_fit and checkpoints."""
 
+import hashlib
 import io
 import json
 import os
@@ -58,6 +59,21 @@ def sequences(toy_corpus):
 def _round_trip(estimator, path):
     save_weights(estimator, path)
     return load_weights(path)
+
+
+def _payload(path):
+    """The dict a weights file holds (after its header line)."""
+    body = Path(path).read_bytes().partition(b"\n")[2]
+    return torch.load(io.BytesIO(body), weights_only=True, map_location="cpu")
+
+
+def _file_bytes(payload, digest=None):
+    """A weights file holding ``payload``, with a correct digest unless one is given."""
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    body = buffer.getvalue()
+    digest = hashlib.sha256(body).hexdigest() if digest is None else digest
+    return b"sklearn_lama weights 2 sha256=" + digest.encode() + b"\n" + body
 
 
 def _same_params(a, b):
@@ -175,8 +191,8 @@ def test_plain_array_inputs_round_trip(tmp_path):
 
 def test_file_holds_only_tensors_and_plain_values(fitted, tmp_path):
     save_weights(fitted["duo"], tmp_path / "model.pt")
-    payload = torch.load(tmp_path / "model.pt", weights_only=True, map_location="cpu")
-    assert payload["format"] == "sklearn_lama.weights" and payload["format_version"] == 1
+    payload = _payload(tmp_path / "model.pt")
+    assert payload["format"] == "sklearn_lama.weights" and payload["format_version"] == 2
     assert payload["estimator"]["class"] == "Pipeline"
     seen = set()
 
@@ -221,11 +237,19 @@ def _damaged_files(good):
     data = good.read_bytes()
 
     def edited(edit):
-        payload = torch.load(good, weights_only=True)
+        payload = _payload(good)
         edit(payload)
+        return _file_bytes(payload)
+
+    def old_format():
         buffer = io.BytesIO()
-        torch.save(payload, buffer)
+        torch.save({**_payload(good), "format_version": 1, "library_version": "0.1.0"}, buffer)
         return buffer.getvalue()
+
+    def flipped(position):
+        damaged = bytearray(data)
+        damaged[position] ^= 0x01
+        return bytes(damaged)
 
     def step(payload, i):
         return payload["estimator"]["steps"][i][1]
@@ -242,7 +266,15 @@ def _damaged_files(good):
         "truncated": data[: len(data) // 2],
         "joblib": pickled.getvalue(),
         "foreign": edited(lambda p: p.clear() or p.update(weights=torch.ones(2))),
-        "newer": edited(lambda p: p.update(format_version=2)),
+        "newer": edited(lambda p: p.update(format_version=3)),
+        "old-format": old_format(),
+        "other-version": edited(lambda p: (step(p, 1)["state"].pop("input"),
+                                           p.update(library_version="0.3.0"))),
+        "flipped-header": flipped(40),
+        "flipped-early": flipped(len(data) // 3),
+        "flipped-late": flipped(len(data) - 100),
+        "overwritten": data[: len(data) // 2] + bytes(len(data) - len(data) // 2),
+        "undigested": _file_bytes(_payload(good), digest="0" * 64),
         "unregistered": edited(lambda p: step(p, 1).update({"class": "os.system"})),
         "table": edited(lambda p: step(p, 0)["state"].update(embedding=torch.zeros(3, 16))),
         "layout": edited(rename_a_weight),
@@ -263,9 +295,41 @@ def test_bad_files_are_a_value_error_naming_the_path(fitted, tmp_path):
             load_weights(path)
         error = info.value  # no torch traceback chained to it:
         assert error.__context__ is None or error.__suppress_context__, name
-    assert "version 2" in _load_error(tmp_path / "newer.pt")
+    assert "version 3" in _load_error(tmp_path / "newer.pt")
     assert "'os.system'" in _load_error(tmp_path / "unregistered.pt")
-    assert "only running code can rebuild" in _load_error(tmp_path / "joblib.pt")
+    assert "format's header" in _load_error(tmp_path / "joblib.pt")
+    assert "saved by sklearn_lama 0.1.0 in weights format 1" in _load_error(
+        tmp_path / "old-format.pt")
+    assert "saved by sklearn_lama 0.3.0" in _load_error(tmp_path / "other-version.pt")
+    for name in ("truncated", "flipped-header", "flipped-early", "flipped-late", "overwritten",
+                 "undigested"):
+        assert "altered after it was written" in _load_error(tmp_path / f"{name}.pt"), name
+
+
+def test_any_single_flipped_byte_is_detected(fitted, tmp_path):
+    path = tmp_path / "model.pt"
+    save_weights(fitted["lama"], path)
+    data = path.read_bytes()
+    for position in np.random.RandomState(0).choice(len(data), 50, replace=False):
+        damaged = bytearray(data)
+        damaged[position] ^= 0xFF
+        path.write_bytes(bytes(damaged))
+        with pytest.raises(ValueError, match="altered after it was written|not a sklearn_lama"):
+            load_weights(path)
+
+
+def test_save_refuses_unwritable_paths_before_any_work(fitted, tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("not a directory")
+    monkeypatch.setattr(torch, "save", lambda *args: pytest.fail("save_weights did work"))
+    cases = {
+        tmp_path: "path=.* is a directory",
+        tmp_path / "missing" / "m.pt": "is not an existing directory",
+        tmp_path / "file" / "m.pt": "is not an existing directory",
+        _unwritable_directory(tmp_path) / "m.pt": "cannot be written: Permission denied",
+    }
+    for path, message in cases.items():
+        with pytest.raises(ValueError, match=message):
+            save_weights(fitted["duo"], path)
 
 
 def _load_error(path):
@@ -301,9 +365,9 @@ def test_saved_with_device_cuda_loads_on_the_cpu(tmp_path):
     clf = make_classifier("fcsr", max_epochs=1).fit(IDS, IDS_Y)
     path = tmp_path / "model.pt"
     save_weights(clf, path)
-    payload = torch.load(path, weights_only=True)
+    payload = _payload(path)
     payload["estimator"]["params"]["device"] = "cuda"  # as saved after training on a GPU
-    torch.save(payload, path)
+    path.write_bytes(_file_bytes(payload))
     with pytest.warns(UserWarning, match="device='cuda', which is not available here"):
         loaded = load_weights(path)
     assert loaded.device == "cuda" and str(loaded.net_.device) == "cpu"
@@ -316,7 +380,7 @@ def test_model_trained_on_cuda_is_saved_on_the_cpu(toy_corpus, tmp_path):
     pipe = make_pipeline("lama", max_epochs=2, device="cuda").fit(texts, labels)
     path = tmp_path / "model.pt"
     save_weights(pipe, path)
-    state = torch.load(path, weights_only=True)["estimator"]["steps"][1][1]["state"]
+    state = _payload(path)["estimator"]["steps"][1][1]["state"]
     assert {t.device.type for t in state["network"].values()} == {"cpu"}
     proba, stderr = _probabilities_in_a_new_process(path, texts, tmp_path,
                                                     CUDA_VISIBLE_DEVICES="")
@@ -363,7 +427,7 @@ def test_warm_started_epoch_beats_a_fresh_epoch(sequences):
     clf = make_classifier("lama", max_epochs=4, early_stopping=False).fit(X, y)
     clf.set_params(warm_start=True, max_epochs=1).fit(X, y)
     fresh = make_classifier("lama", max_epochs=1, early_stopping=False).fit(X, y)
-    assert clf.net_.history[-1, "train_loss"] < 0.5 * fresh.net_.history[-1, "train_loss"]
+    assert clf.net_.history[-1, "train_loss"] < 0.75 * fresh.net_.history[-1, "train_loss"]
 
 
 def test_warm_start_without_a_fitted_model_is_a_plain_fit(sequences):
@@ -453,11 +517,11 @@ def test_partial_fit_is_reproducible_and_continues_fit(sequences):
 
 # -------------------------------------------------------------- checkpoint
 def _count_writes(monkeypatch):
-    import sklearn_lama._persistence as persistence
+    import sklearn_lama._training as training
 
     writes = []
-    save = persistence.save_weights
-    monkeypatch.setattr(persistence, "save_weights",
+    save = training.save_weights
+    monkeypatch.setattr(training, "save_weights",
                         lambda estimator, path: writes.append(path) or save(estimator, path))
     return writes
 
@@ -471,12 +535,18 @@ def test_checkpoint_holds_the_best_epoch(toy_corpus, tmp_path, monkeypatch):
     clf = pipe["clf"]
     improved = clf.net_.history[:, "valid_loss_best"]
     assert len(writes) == sum(improved)
-    saved = load_weights(path)
+    assert re.fullmatch(r"checkpoint-[0-9a-f]{12}\.pt", Path(clf.checkpoint_path_).name)
+    saved = load_weights(clf.checkpoint_path_)
     assert isinstance(saved, LAMAClassifier) and saved.checkpoint == str(path)
     assert saved.n_epochs_ == max(i for i, best in enumerate(improved) if best) + 1 < clf.n_epochs_
     seqs = pipe["emb"].transform(texts)
     np.testing.assert_array_equal(saved.predict_proba(seqs), clf.predict_proba(seqs))
-    assert os.listdir(tmp_path) == ["checkpoint.pt"]
+    assert os.listdir(tmp_path) == [Path(clf.checkpoint_path_).name]
+    # The same fit again finds the same file; other data, another one.
+    again = make_pipeline("lama", max_epochs=40, patience=2, lr=0.05, checkpoint=str(path))
+    assert again.fit(texts, labels)["clf"].checkpoint_path_ == clf.checkpoint_path_
+    other = make_pipeline("lama", max_epochs=1, checkpoint=str(path)).fit(texts, labels)
+    assert other["clf"].checkpoint_path_ != clf.checkpoint_path_
 
 
 def test_checkpoint_every_epoch_without_validation_then_resume(tmp_path, monkeypatch):
@@ -485,10 +555,20 @@ def test_checkpoint_every_epoch_without_validation_then_resume(tmp_path, monkeyp
     clf = make_classifier("fcsr", max_epochs=3, early_stopping=False, checkpoint=path)
     clf.fit(IDS, IDS_Y)
     assert len(writes) == 3
-    saved = load_weights(path)
+    saved = load_weights(clf.checkpoint_path_)
     np.testing.assert_array_equal(saved.predict_proba(IDS), clf.predict_proba(IDS))
     saved.set_params(warm_start=True, max_epochs=2).fit(IDS, IDS_Y)
-    assert saved.n_epochs_ == 5 and load_weights(path).n_epochs_ == 5
+    assert saved.n_epochs_ == 5 and load_weights(saved.checkpoint_path_).n_epochs_ == 5
+
+
+def test_checkpoint_template_fields(tmp_path):
+    clf = make_classifier("fcsr", max_epochs=2, early_stopping=False,
+                          checkpoint=tmp_path / "run-{fit}-epoch{last_epoch[epoch]}.pt")
+    clf.fit(IDS, IDS_Y)
+    names = sorted(os.listdir(tmp_path))
+    assert len(names) == 2 and all(re.fullmatch(r"run-[0-9a-f]{12}-epoch[12]\.pt", n)
+                                   for n in names)
+    assert load_weights(tmp_path / names[1]).n_epochs_ == 2
 
 
 def _unwritable_directory(tmp_path):
@@ -540,10 +620,12 @@ def test_checkpoint_survives_sigkill(tmp_path):
                             env={**os.environ, "OMP_NUM_THREADS": "1"})
     try:
         deadline = time.monotonic() + 120
-        while not path.exists():
+        # The file's name holds the fit's key: "checkpoint-<12 hex digits>.pt".
+        while not list(tmp_path.glob("checkpoint-*.pt")):
             assert proc.poll() is None, proc.stderr.read().decode()
             assert time.monotonic() < deadline
             time.sleep(0.01)
+        (path,) = tmp_path.glob("checkpoint-*.pt")
         first = os.stat(path)
         while (os.stat(path).st_ino, os.stat(path).st_mtime_ns) == (first.st_ino,
                                                                      first.st_mtime_ns):
@@ -567,11 +649,13 @@ def test_estimator_with_a_checkpoint_still_pickles(tmp_path):
     np.testing.assert_array_equal(restored.predict_proba(IDS), clf.predict_proba(IDS))
 
 
-def test_grid_search_leaves_the_refitted_model_in_the_checkpoint(tmp_path):
+def test_each_fit_of_a_grid_search_writes_its_own_checkpoint(tmp_path):
     path = tmp_path / "checkpoint.pt"
     search = GridSearchCV(make_classifier("duo", max_epochs=2, checkpoint=path),
                           {"d_ff": [8, 16]}, cv=2).fit(IDS, IDS_Y)
-    saved = load_weights(path)
+    # 2 candidates x 2 folds + the refit, each in its own file.
+    assert len(list(tmp_path.glob("checkpoint-*.pt"))) == 5
+    saved = load_weights(search.best_estimator_.checkpoint_path_)
     assert saved.d_ff == search.best_params_["d_ff"]
     np.testing.assert_array_equal(saved.predict_proba(IDS),
                                   search.best_estimator_.predict_proba(IDS))

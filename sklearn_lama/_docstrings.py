@@ -1,0 +1,107 @@
+"""One source for the docstring text that several estimators share.
+
+The classifiers share most of their training parameters; their docstrings
+hold ``%(name)s`` fields that :class:`Substitution` fills from the texts
+below (imbalanced-learn's idiom), so every class documents every parameter
+and the text exists once.
+"""
+
+__all__ = ["Substitution", "TRAINING_PARAMETERS", "FITTED_ATTRIBUTES"]
+
+
+class Substitution:
+    """Decorator filling ``%(name)s`` fields of a docstring with the given texts."""
+
+    def __init__(self, **texts):
+        self.texts = texts
+
+    def __call__(self, obj):
+        obj.__doc__ = obj.__doc__ % self.texts
+        return obj
+
+
+TRAINING_PARAMETERS = """embedding_dim : int, default=100
+        Embedding size learned from scratch when ``X`` is an integer id array
+        (unused otherwise: the tables or vectors of ``X`` set the size).
+    freeze_embeddings : bool, default=False
+        Keep the embedding tables fixed instead of fine-tuning them.
+    max_epochs : int, default=20
+        Maximum passes over the training data.
+    batch_size : int, default=32
+        Documents per training batch (batches also keep within a budget of
+        padded tokens, so a batch of long documents holds fewer).
+    momentum : float, default=0.9
+        SGD momentum, used with ``optimizer="sgd"``.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the training data (stratified) and
+        keep the weights of the epoch with the lowest validation loss, stopping
+        after ``patience`` epochs without improvement. Skipped when the data are
+        too small for a stratified split (a class with one document, or fewer
+        held-out documents than classes).
+    validation_fraction : float, default=0.1
+        Share of the training data held out for early stopping.
+    patience : int, default=5
+        Epochs without improvement before stopping.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes in the loss, as in scikit-learn's linear
+        models: a dict ``{label: weight}``, ``"balanced"`` for
+        ``n_documents / (n_classes * np.bincount(y))``, or ``None`` for 1 each.
+        Multiplied with ``sample_weight`` when both are given.
+    callbacks : list or None, default=None
+        skorch callbacks added to the net, as instances or ``(name, callback)``
+        pairs (e.g. ``skorch.callbacks.LRScheduler``, ``GradientNormClipping``).
+        They are code, so :func:`~sklearn_lama.save_weights` does not store
+        them: a loaded estimator has ``callbacks=None``.
+    warm_start : bool, default=False
+        When the estimator is already fitted, ``fit`` continues training the
+        current network, weights and optimizer state, for ``max_epochs`` more
+        epochs instead of starting over. ``X`` must be of the kind seen in the
+        first fit (the same vocabulary, or the same number of tokens) and ``y``
+        may only hold labels of ``classes_``; architecture parameters must not
+        change. The learning rate and the other optimizer settings are taken
+        from the current parameters, the optimizer's moments are kept (unless
+        ``optimizer`` changed). Early stopping starts afresh on each call.
+        :meth:`partial_fit` always continues, one epoch per call.
+    checkpoint : str or path-like, default=None
+        File name for checkpoints in the format of
+        :func:`~sklearn_lama.save_weights`, written after each epoch that
+        lowers the validation loss (after every epoch when no validation split
+        is used), through skorch's :class:`~skorch.callbacks.Checkpoint`.
+        Every fit writes its own file: ``{fit}`` in the name is replaced by 12
+        hex digits identifying the parameters and the training data (inserted
+        before the suffix when absent: ``"run.pt"`` becomes
+        ``"run-3f2a9c1b0d4e.pt"``), so the fits of a ``GridSearchCV`` never
+        overwrite each other and a rerun of the same fit finds its file again;
+        skorch's fields (``{last_epoch[epoch]}``) work too.
+        ``checkpoint_path_`` names the file. Each write replaces the file
+        atomically, so a killed process loses at most the epoch in progress,
+        and ``load_weights(path).set_params(warm_start=True).fit(X, y)``
+        resumes. A directory, or a file in a directory that does not exist or
+        cannot be written, raises ``ValueError`` before training starts.
+    device : str or torch.device, default="cpu"
+        Where the network trains and predicts: ``"cpu"``, ``"cuda"``,
+        ``"cuda:N"`` or ``"mps"`` (Apple GPUs), where available.
+    verbose : int, default=0
+        Above 0, print a progress bar and a per-epoch table of training
+        loss/accuracy and validation loss/accuracy.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, shuffling, dropout and the validation split. With
+        an int, fits on the same data give the same model, whatever the order
+        of the documents."""
+
+FITTED_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    net_ : skorch.NeuralNetClassifier
+        The trained skorch net; ``net_.history`` holds per-epoch metrics and
+        ``net_.module_`` the torch network.
+    n_epochs_ : int
+        Epochs trained, over all ``fit`` calls that continued training
+        (``warm_start``, ``partial_fit``).
+    input_adapter_ : InputAdapter
+        How ``X`` is read: its kind (``TokenSequences``, token ids, a 2-D or
+        3-D float array) and what ``fit`` learned about it (vocabulary
+        fingerprint and size, vector sizes); later inputs must match.
+    n_features_in_ : int
+        Number of tokens per document, when fitted on a plain array.
+    checkpoint_path_ : str or None
+        The file the last fit wrote its checkpoints to (``checkpoint``)."""

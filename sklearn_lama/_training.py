@@ -1,0 +1,258 @@
+"""Training: the skorch net, its callbacks, sample weights and resumable state."""
+
+import copy
+import hashlib
+import os
+
+import numpy as np
+import torch
+from skorch import NeuralNetClassifier
+from skorch.callbacks import Checkpoint, EarlyStopping, EpochScoring, ProgressBar
+from skorch.dataset import ValidSplit
+from skorch.history import History
+
+from ._batching import TrainingView, make_loader
+from ._persistence import check_writable, save_weights
+
+__all__ = [
+    "INFERENCE_BATCH",
+    "OPTIMIZERS",
+    "PenalisedNet",
+    "WeightsCheckpoint",
+    "build_callbacks",
+    "checkpoint_template",
+    "fit_key",
+    "make_net",
+    "restore_training_state",
+    "train_split",
+    "training_state",
+    "training_view",
+]
+
+OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}
+INFERENCE_BATCH = 256
+
+
+def _silent(*args, **kwargs):
+    """A sink for skorch messages when ``verbose=0``."""
+
+
+class PenalisedNet(NeuralNetClassifier):
+    """skorch classifier whose module returns ``(logits, penalty)``.
+
+    The loss of a batch is the mean over its documents of each document's
+    cross-entropy times its weight (``sample_weight`` and ``class_weight``),
+    plus the penalty (e.g. LAMA's disagreement term, Eq. 18); prediction uses
+    the logits only. Weights travel in the batch as ``X["weight"]`` and are
+    not passed to the module.
+    """
+
+    def infer(self, x, **fit_params):
+        if isinstance(x, dict) and "weight" in x:
+            x = {k: v for k, v in x.items() if k != "weight"}
+        return super().infer(x, **fit_params)
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        logits, penalty = y_pred
+        losses = self.criterion_(logits, y_true.to(logits.device))
+        if isinstance(X, dict) and "weight" in X:
+            losses = losses * X["weight"].to(losses)
+        return losses.mean() + penalty
+
+    def fit_loop(self, X, y=None, **fit_params):
+        # skorch swallows KeyboardInterrupt (then restores the best weights in
+        # on_train_end), and its EarlyStopping stops training by raising one.
+        # Remember a user's interruption so the estimator can say so.
+        self.interrupted_ = False
+        try:
+            return super().fit_loop(X, y, **fit_params)
+        except KeyboardInterrupt:
+            self.interrupted_ = not any(
+                isinstance(cb, EarlyStopping) and cb.misses_ >= cb.patience
+                for _, cb in self.callbacks_
+            )
+            raise
+
+
+def training_view(batches, y, sample_weight, class_weight):
+    """The documents one training epoch visits, in a canonical order, with loss weights.
+
+    ``sample_weight`` follows scikit-learn's semantics exactly: a weight
+    ``w`` counts the document ``floor(w)`` times, plus once more with its loss
+    scaled by ``w - floor(w)``, so an integer weight is the same as repeating
+    the document and a weight of 0 the same as leaving it out. Documents are
+    put in a canonical order (length, content, label) first, so that the
+    training data, and hence the fitted model, do not depend on the order of
+    ``X``. ``class_weight`` (one factor per encoded class) scales each
+    document's loss, as in :class:`~sklearn.linear_model.LogisticRegression`.
+    """
+    order = np.lexsort((y, batches.content_keys(), batches.lengths))
+    if sample_weight is None:
+        index, weights = order, np.ones(len(order))
+    else:
+        w = sample_weight[order]
+        whole = np.floor(w).astype(np.int64)
+        part = w - whole
+        copies = whole + (part > 0)
+        index = np.repeat(order, copies)
+        weights = np.ones(len(index))
+        # The fractional copy of a document is its last one.
+        last = np.cumsum(copies) - 1
+        weights[last[part > 0]] = part[part > 0]
+    if class_weight is not None:
+        weights = weights * class_weight[y[index]]
+    return TrainingView(batches, index, y[index], weights.astype(np.float32))
+
+
+def train_split(y, validation_fraction, seed):
+    """skorch's stratified hold-out split, or ``None`` when the data are too small."""
+    n_valid = int(np.ceil(validation_fraction * len(y)))
+    counts = np.bincount(y)
+    n_classes = np.count_nonzero(counts)
+    # A stratified split needs every class twice and room for each class on
+    # both sides; on smaller data early stopping is skipped (documented).
+    if counts[counts > 0].min() < 2 or n_valid < n_classes or len(y) - n_valid < n_classes:
+        return None
+    return ValidSplit(validation_fraction, stratified=True, random_state=seed)
+
+
+def fit_key(estimator, batches, y, sample_weight):
+    """12 hex digits identifying one fit: the estimator's parameters and its training data.
+
+    The same parameters on the same data give the same key, so a checkpoint
+    file of a killed fit is found again under its name; every fit of a
+    search (another candidate or another split) gets its own.
+    """
+    ignored = {"checkpoint", "verbose", "warm_start", "device", "callbacks"}
+    params = {k: v for k, v in estimator.get_params(deep=False).items() if k not in ignored}
+    digest = hashlib.sha256(f"{type(estimator).__name__}{sorted(params.items())!r}".encode())
+    for array in (batches.ids, batches.offsets, batches.dense, y, sample_weight):
+        if array is not None:
+            digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:12]
+
+
+class WeightsCheckpoint(Checkpoint):
+    """skorch's :class:`~skorch.callbacks.Checkpoint`, writing :func:`~sklearn_lama.save_weights` files.
+
+    skorch decides when to write (``monitor``: the epochs that lower the
+    validation loss, or every epoch without validation) and formats the file
+    name (``{last_epoch[epoch]}`` and the other fields of skorch's
+    templates); ``{fit}`` is replaced by :func:`fit_key`, which is inserted
+    before the suffix when the path does not contain it, so that every fit of
+    a search writes its own file. The file holds the whole estimator, which
+    ``estimator.net_`` must be the net in training of.
+    """
+
+    def __init__(self, estimator, f_weights, monitor="valid_loss_best", sink=_silent):
+        super().__init__(
+            monitor=monitor,
+            f_params=None,
+            f_optimizer=None,
+            f_criterion=None,
+            f_history=None,
+            sink=sink,
+        )
+        self.estimator = estimator
+        self.f_weights = f_weights
+
+    def save_model(self, net):
+        save_weights(self.estimator, self._format_target(net, self.f_weights, -1))
+
+
+def checkpoint_template(path, key):
+    """The checkpoint file template of one fit (see :class:`WeightsCheckpoint`)."""
+    path = os.fspath(path)
+    check_writable(path, "checkpoint")
+    if "{fit}" not in path:
+        stem, suffix = os.path.splitext(path)
+        path = f"{stem}-{{fit}}{suffix}"
+    return path.replace("{fit}", key)
+
+
+def build_callbacks(estimator, split, checkpoint):
+    """The net's callbacks: the user's, progress, checkpoint, early stopping, the model's own."""
+    callbacks = list(estimator.callbacks or [])
+    if estimator.verbose:
+        callbacks.append(ProgressBar())
+        callbacks.append(
+            EpochScoring("accuracy", name="train_acc", on_train=True, lower_is_better=False)
+        )
+    if checkpoint is not None:
+        callbacks.append(
+            WeightsCheckpoint(
+                estimator,
+                checkpoint,
+                monitor="valid_loss_best" if split is not None else None,
+                sink=print if estimator.verbose else _silent,
+            )
+        )
+    if split is not None:
+        callbacks.append(
+            EarlyStopping(
+                monitor="valid_loss",
+                patience=estimator.patience,
+                load_best=True,
+                sink=print if estimator.verbose else _silent,
+            )
+        )
+    callbacks.extend(estimator._extra_callbacks())
+    return callbacks
+
+
+def make_net(estimator, network, split, callbacks, device):
+    """The skorch net that trains ``network`` with the estimator's settings."""
+    optimizer_params = {"optimizer__weight_decay": estimator.weight_decay}
+    if estimator.optimizer == "sgd":
+        optimizer_params["optimizer__momentum"] = estimator.momentum
+    return PenalisedNet(
+        module=network,
+        criterion=torch.nn.CrossEntropyLoss,
+        criterion__reduction="none",
+        optimizer=OPTIMIZERS[estimator.optimizer],
+        lr=estimator.lr,
+        max_epochs=estimator.max_epochs,
+        batch_size=estimator.batch_size,
+        train_split=split,
+        callbacks=callbacks,
+        device=str(device),
+        iterator_train=make_loader,
+        iterator_train__shuffle=True,
+        iterator_valid=make_loader,
+        iterator_valid__batch_size=max(estimator.batch_size, INFERENCE_BATCH),
+        verbose=int(estimator.verbose),
+        **optimizer_params,
+    )
+
+
+def training_state(net):
+    """What continued training needs from a fitted net (references, not copies)."""
+    return {
+        "network": net.module_.state_dict(),
+        "optimizer": next(k for k, v in OPTIMIZERS.items() if type(net.optimizer_) is v),
+        "optimizer_state": net.optimizer_.state_dict()["state"],
+        "history": net.history.to_list(),
+    }
+
+
+def restore_training_state(estimator, net, state):
+    """Load a previous training's weights, optimizer state and history into ``net``."""
+    try:
+        net.module_.load_state_dict(state["network"])
+    except RuntimeError as exc:
+        raise ValueError(
+            f"The trained network does not fit the one {type(estimator).__name__}'s "
+            "current parameters build (were architecture parameters changed after "
+            f"fitting?): {str(exc).splitlines()[0]}"
+        ) from None
+    # The state may still belong to another net (warm start): copies keep that
+    # net untouched while this one trains.
+    if state["optimizer"] == estimator.optimizer:
+        # The saved moments, with the param groups (lr, ...) of the current parameters.
+        current = net.optimizer_.state_dict()
+        net.optimizer_.load_state_dict({**current, "state": copy.deepcopy(state["optimizer_state"])})
+    # skorch's LRScheduler resumes a schedule at the epoch count of the
+    # history, which torch allows only when each group records its initial lr.
+    for group in net.optimizer_.param_groups:
+        group.setdefault("initial_lr", group["lr"])
+    net.history = History(copy.deepcopy(state["history"]))

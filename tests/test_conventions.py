@@ -1,0 +1,184 @@
+"""The scikit-learn and skorch conventions users expect, on every classifier."""
+
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from numpydoc.docscrape import ClassDoc
+from skorch.callbacks import Callback, GradientNormClipping
+
+import sklearn_lama
+from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier
+
+from .test_classifiers import CLASSIFIERS, make_classifier
+
+PACKAGE = Path(sklearn_lama.__file__).parent
+IDS = np.random.RandomState(0).randint(1, 12, size=(60, 6))
+IDS_Y = (IDS[:, 0] > 6).astype(int)
+
+
+@pytest.fixture(params=sorted(CLASSIFIERS))
+def kind(request):
+    return request.param
+
+
+class _EpochCounter(Callback):
+    def initialize(self):
+        self.epochs = 0
+        return self
+
+    def on_epoch_end(self, net, **kwargs):
+        self.epochs += 1
+
+
+def test_callbacks_pass_through_to_skorch(kind):
+    counter = _EpochCounter()
+    clf = make_classifier(kind, max_epochs=3, early_stopping=False,
+                          callbacks=[("count", counter), GradientNormClipping(1.0)])
+    clf.fit(IDS, IDS_Y)
+    names = dict(clf.net_.callbacks_)
+    assert names["count"].epochs == 3
+    assert any(isinstance(cb, GradientNormClipping) for cb in names.values())
+    # The estimator's parameter is left as the user gave it (skorch works on clones).
+    assert clf.callbacks[0][1] is counter
+
+
+def test_integer_sample_weight_is_repeating_documents(kind):
+    weights = np.random.RandomState(1).randint(0, 4, size=len(IDS))
+    weighted = make_classifier(kind, max_epochs=3).fit(IDS, IDS_Y, sample_weight=weights)
+    repeated = make_classifier(kind, max_epochs=3).fit(
+        np.repeat(IDS, weights, axis=0), np.repeat(IDS_Y, weights)
+    )
+    np.testing.assert_array_equal(weighted.predict_proba(IDS), repeated.predict_proba(IDS))
+
+
+def test_fit_does_not_depend_on_document_order(kind):
+    order = np.random.RandomState(2).permutation(len(IDS))
+    a = make_classifier(kind, max_epochs=2).fit(IDS, IDS_Y)
+    b = make_classifier(kind, max_epochs=2).fit(IDS[order], IDS_Y[order])
+    np.testing.assert_array_equal(a.predict_proba(IDS), b.predict_proba(IDS))
+
+
+def test_fractional_sample_weight_scales_the_loss(kind):
+    ones = make_classifier(kind, max_epochs=2).fit(IDS, IDS_Y, sample_weight=np.ones(60))
+    plain = make_classifier(kind, max_epochs=2).fit(IDS, IDS_Y)
+    np.testing.assert_array_equal(ones.predict_proba(IDS), plain.predict_proba(IDS))
+    # Adam does not see a common factor; down-weighting one class shows.
+    down = np.where(IDS_Y == 0, 0.25, 1.0)
+    shifted = make_classifier(kind, max_epochs=2).fit(IDS, IDS_Y, sample_weight=down)
+    assert shifted.predict_proba(IDS)[:, 1].mean() > plain.predict_proba(IDS)[:, 1].mean()
+    with pytest.raises(ValueError, match="(?i)negative"):
+        make_classifier(kind).fit(IDS, IDS_Y, sample_weight=-np.ones(60))
+    with pytest.raises(ValueError, match="only zero weights"):
+        make_classifier(kind).fit(IDS, IDS_Y, sample_weight=np.zeros(60))
+
+
+def test_class_weight(kind):
+    y = np.where(np.arange(60) < 50, 0, 1)  # 50 / 10
+    balanced = make_classifier(kind, max_epochs=3, early_stopping=False,
+                               class_weight="balanced").fit(IDS, y)
+    as_dict = make_classifier(kind, max_epochs=3, early_stopping=False,
+                              class_weight={0: 60 / 100, 1: 60 / 20}).fit(IDS, y)
+    np.testing.assert_allclose(balanced.predict_proba(IDS), as_dict.predict_proba(IDS),
+                               rtol=1e-6)
+    plain = make_classifier(kind, max_epochs=3, early_stopping=False).fit(IDS, y)
+    # Up-weighting the rare class raises its predicted probability.
+    assert balanced.predict_proba(IDS)[:, 1].mean() > plain.predict_proba(IDS)[:, 1].mean()
+    with pytest.raises(ValueError, match="class_weight names labels"):
+        make_classifier(kind, class_weight={7: 2.0}).fit(IDS, y)
+
+
+def test_decision_function_is_the_logits(kind):
+    clf = make_classifier(kind, max_epochs=2).fit(IDS, IDS_Y)
+    scores = clf.decision_function(IDS)
+    assert scores.shape == (60,)
+    proba = clf.predict_proba(IDS)
+    np.testing.assert_allclose(scores, np.log(proba[:, 1] / proba[:, 0]), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(clf.predict(IDS), clf.classes_[(scores > 0).astype(int)])
+    three = make_classifier(kind, max_epochs=2).fit(IDS, IDS[:, 0] % 3)
+    logits = three.decision_function(IDS)
+    assert logits.shape == (60, 3)
+    np.testing.assert_allclose(torch.softmax(torch.from_numpy(logits), 1).numpy(),
+                               three.predict_proba(IDS), rtol=1e-6)
+
+
+def test_device_accepts_torch_devices(kind):
+    clf = make_classifier(kind, max_epochs=1, device=torch.device("cpu")).fit(IDS, IDS_Y)
+    assert str(clf.net_.device) == "cpu"
+    if not torch.backends.mps.is_available():
+        with pytest.raises(ValueError, match="MPS is not available"):
+            make_classifier(kind, device="mps").fit(IDS, IDS_Y)
+
+
+def test_fitted_attributes_end_with_an_underscore_and_are_documented(kind):
+    clf = make_classifier(kind, max_epochs=1).fit(IDS, IDS_Y)
+    fitted = {name for name in vars(clf) if name not in clf.get_params()}
+    assert all(name.endswith("_") and not name.startswith("_") for name in fitted), fitted
+    documented = {a.name for a in ClassDoc(type(clf))["Attributes"]}
+    assert fitted <= documented, fitted - documented
+
+
+@pytest.mark.parametrize("cls", [LAMAClassifier, FCSRClassifier, DuoClassifier])
+def test_every_parameter_is_documented(cls):
+    documented = {name.strip() for p in ClassDoc(cls)["Parameters"]
+                  for name in p.name.split(",")}
+    parameters = set(inspect.signature(cls).parameters)
+    assert parameters <= documented, parameters - documented
+    assert "As in" not in cls.__doc__ and "%(" not in cls.__doc__
+
+
+def _imports(path):
+    """The package modules that the module at ``path`` imports at module level."""
+    module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if path.name == "__init__.py":
+        module = module.rsplit(".", 1)[0]
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            target = f"{base}.{node.module}" if node.module else base
+            found.add(target)
+            for alias in node.names:
+                if f"{target}.{alias.name}".replace(".", "/") in _MODULE_PATHS:
+                    found.add(f"{target}.{alias.name}")
+    return module, found
+
+
+_MODULE_PATHS = {
+    str(p.relative_to(PACKAGE.parent).with_suffix("")).removesuffix("/__init__")
+    for p in PACKAGE.rglob("*.py")
+}
+
+
+def test_no_import_cycle_between_the_package_modules():
+    graph = dict(_imports(p) for p in PACKAGE.rglob("*.py"))
+    # A package imports its submodules; only edges between distinct modules
+    # that do not run through a package's __init__ count.
+    graph = {m: {t for t in ts if t in graph and not m.startswith(t + ".")}
+             for m, ts in graph.items()}
+    state = {}
+
+    def visit(node, stack):
+        state[node] = "open"
+        for target in graph[node]:
+            if state.get(target) == "open":
+                cycle = stack[stack.index(target):] + [target]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target, stack + [target])
+        state[node] = "done"
+
+    for node in graph:
+        if node not in state:
+            visit(node, [node])
+
+
+def test_version_has_a_module_of_its_own():
+    text = (PACKAGE / "_version.py").read_text()
+    assert re.search(r'__version__ = "[0-9.]+"', text)
+    assert sklearn_lama.__version__ in text
