@@ -459,7 +459,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         y : ndarray of shape (n_documents,)
             Labels from ``classes_``.
         """
-        return self.classes_[np.argmax(self._logits(X), axis=1)]
+        logits = self._logits(X)
+        return self.classes_[np.argmax(logits, axis=1)]
 
     def attention_weights(self, X):
         """How much each token of each document is attended to.

@@ -7,36 +7,12 @@ import joblib
 import numpy as np
 import pytest
 import torch
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import Pipeline
 
-from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier, Word2VecVectorizer
+from sklearn_lama import Word2VecVectorizer
 
-# Small, fast settings per classifier, and one hyper-parameter to grid-search.
-CLASSIFIERS = {
-    "lama": (LAMAClassifier, dict(n_heads=4, hidden_size=8, mlp_hidden=16, lr=0.01),
-             ("n_heads", [1, 3])),
-    "fcsr": (FCSRClassifier, dict(), ("alpha", [0.1, 0.5])),
-    "duo": (DuoClassifier, dict(d_ff=32), ("d_ff", [16, 32])),
-}
-
-
-@pytest.fixture(params=sorted(CLASSIFIERS))
-def kind(request):
-    return request.param
-
-
-def make_classifier(kind, **params):
-    cls, small, _ = CLASSIFIERS[kind]
-    return cls(**{**small, "max_epochs": 25, "random_state": 0, **params})
-
-
-def make_pipeline(kind, **params):
-    return Pipeline([
-        ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
-        ("clf", make_classifier(kind, **params)),
-    ])
-
+from .conftest import CLASSIFIERS, make_classifier, make_pipeline
 
 @pytest.fixture(scope="module")
 def fitted_pipelines(toy_corpus):
@@ -83,8 +59,12 @@ def test_grid_search_in_pipeline(kind, toy_corpus):
     name, values = CLASSIFIERS[kind][2]
     search = GridSearchCV(make_pipeline(kind, max_epochs=2), {f"clf__{name}": values}, cv=2)
     search.fit(texts, labels)
-    assert search.best_params_[f"clf__{name}"] in values
-    assert len(search.cv_results_["mean_test_score"]) == len(values)
+    # Each candidate scores as the same pipeline fitted on its own.
+    for params, score in zip(search.cv_results_["params"],
+                             search.cv_results_["mean_test_score"]):
+        alone = cross_val_score(make_pipeline(kind, max_epochs=2).set_params(**params),
+                                texts, labels, cv=2)
+        assert score == alone.mean()
     assert getattr(search.best_estimator_["clf"], name) == search.best_params_[f"clf__{name}"]
 
 

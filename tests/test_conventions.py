@@ -14,16 +14,11 @@ from skorch.callbacks import Callback, GradientNormClipping
 import sklearn_lama
 from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier
 
-from .test_classifiers import CLASSIFIERS, make_classifier
+from .conftest import CLASSIFIERS, make_classifier
 
 PACKAGE = Path(sklearn_lama.__file__).parent
 IDS = np.random.RandomState(0).randint(1, 12, size=(60, 6))
 IDS_Y = (IDS[:, 0] > 6).astype(int)
-
-
-@pytest.fixture(params=sorted(CLASSIFIERS))
-def kind(request):
-    return request.param
 
 
 class _EpochCounter(Callback):

@@ -112,7 +112,6 @@ def test_grid_search_over_heads(toy_corpus):
     texts, labels = toy_corpus
     search = GridSearchCV(_pipeline(max_epochs=2), {"clf__n_heads": [1, 3]}, cv=2)
     search.fit(texts, labels)
-    assert search.best_params_["clf__n_heads"] in (1, 3)
     assert search.best_estimator_["clf"].net_.module_.core.attention.n_heads == \
         search.best_params_["clf__n_heads"]
 

@@ -27,7 +27,7 @@ from sklearn_lama import (
 from sklearn_lama import _duo as duo_module
 from sklearn_lama._batching import MAX_BATCH_TOKENS, SequenceBatches, batch_ends
 
-from .test_classifiers import CLASSIFIERS, make_pipeline
+from .conftest import CLASSIFIERS, make_pipeline
 
 PROBE = Path(__file__).with_name("_memory_probe.py")
 ROOT = Path(__file__).resolve().parents[1]

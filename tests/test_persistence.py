@@ -31,16 +31,10 @@ from sklearn_lama import (
     save_weights,
 )
 
-from .test_classifiers import CLASSIFIERS, make_classifier, make_pipeline
-from .test_reliability import _InterruptAt
+from .conftest import CLASSIFIERS, InterruptAt, make_classifier, make_pipeline
 
 IDS = np.random.RandomState(0).randint(1, 12, size=(40, 6))
 IDS_Y = (IDS[:, 0] > 6).astype(int)
-
-
-@pytest.fixture(params=sorted(CLASSIFIERS))
-def kind(request):
-    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -466,7 +460,7 @@ def test_warm_start_refuses_what_the_model_cannot_continue_on(sequences, toy_cor
 def test_interrupted_fit_continues_with_warm_start(sequences, early_stopping):
     X, y = sequences
     clf = make_classifier("lama", max_epochs=10, early_stopping=early_stopping)
-    clf._extra_callbacks = lambda: [_InterruptAt(3)]
+    clf._extra_callbacks = lambda: [InterruptAt(3)]
     with pytest.warns(UserWarning, match="during epoch 3.*warm_start=True continues"):
         clf.fit(X, y)
     stopped = _weights(clf)

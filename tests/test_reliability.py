@@ -20,7 +20,7 @@ from skorch.callbacks import Callback, EarlyStopping
 
 from sklearn_lama import LAMAClassifier, Word2VecVectorizer
 
-from .test_classifiers import CLASSIFIERS, make_pipeline
+from .conftest import CLASSIFIERS, InterruptAt, make_pipeline
 
 
 @pytest.fixture(scope="module")
@@ -60,15 +60,6 @@ def test_concurrent_predictions_match_sequential(pipelines, toy_corpus):
             np.testing.assert_array_equal(result, expected)
 
 
-class _InterruptAt(Callback):
-    def __init__(self, epoch):
-        self.epoch = epoch
-
-    def on_epoch_end(self, net, **kwargs):
-        if len(net.history) == self.epoch:
-            raise KeyboardInterrupt
-
-
 @pytest.mark.parametrize("early_stopping", [True, False])
 def test_keyboard_interrupt_leaves_a_usable_estimator(toy_corpus, early_stopping):
     texts, labels = toy_corpus
@@ -76,7 +67,7 @@ def test_keyboard_interrupt_leaves_a_usable_estimator(toy_corpus, early_stopping
     seqs = vectorizer.fit_transform(texts)
     clf = LAMAClassifier(n_heads=4, hidden_size=8, max_epochs=20, random_state=0,
                          early_stopping=early_stopping)
-    clf._extra_callbacks = lambda: [_InterruptAt(3)]
+    clf._extra_callbacks = lambda: [InterruptAt(3)]
     with pytest.warns(UserWarning, match="interrupted .* during epoch 3; the estimator is usable"):
         clf.fit(seqs, labels)
     assert clf.n_epochs_ == 3

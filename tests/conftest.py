@@ -1,0 +1,46 @@
+"""Helpers and fixtures shared by the test modules."""
+
+import pytest
+from skorch.callbacks import Callback
+from sklearn.pipeline import Pipeline
+
+from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier, Word2VecVectorizer
+
+# Small, fast settings per classifier, and one hyper-parameter to grid-search.
+CLASSIFIERS = {
+    "lama": (LAMAClassifier, dict(n_heads=4, hidden_size=8, mlp_hidden=16, lr=0.01),
+             ("n_heads", [1, 3])),
+    "fcsr": (FCSRClassifier, dict(), ("alpha", [0.1, 0.5])),
+    "duo": (DuoClassifier, dict(d_ff=32), ("d_ff", [16, 32])),
+}
+
+
+@pytest.fixture(params=sorted(CLASSIFIERS))
+def kind(request):
+    """Each classifier of the package in turn."""
+    return request.param
+
+
+def make_classifier(kind, **params):
+    cls, small, _ = CLASSIFIERS[kind]
+    return cls(**{**small, "max_epochs": 25, "random_state": 0, **params})
+
+
+def make_pipeline(kind, **params):
+    return Pipeline([
+        ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
+        ("clf", make_classifier(kind, **params)),
+    ])
+
+
+
+
+class InterruptAt(Callback):
+    """Raises KeyboardInterrupt at the end of epoch ``epoch``, as a user's Ctrl-C would."""
+
+    def __init__(self, epoch):
+        self.epoch = epoch
+
+    def on_epoch_end(self, net, **kwargs):
+        if len(net.history) == self.epoch:
+            raise KeyboardInterrupt
