@@ -256,11 +256,6 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
             sample_weight = _check_sample_weight(
                 sample_weight, np.empty((len(y), 0)), dtype=np.float64, ensure_non_negative=True
             )
-            if not sample_weight.any():
-                raise ValueError(
-                    "sample_weight holds only zero weights; at least one document needs a "
-                    "weight above zero."
-                )
         if resume:
             if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
                 raise ValueError(
