@@ -36,8 +36,8 @@ TRAINING_PARAMETERS = """embedding_dim : int, default=100
         Hold out ``validation_fraction`` of the training data (stratified) and
         keep the weights of the epoch with the lowest validation loss, stopping
         after ``patience`` epochs without improvement. Skipped when the data are
-        too small for a stratified split (a class with one document, or fewer
-        held-out documents than classes).
+        too small for a useful stratified split (a class with one document, or
+        fewer than 5 held-out documents per class).
     validation_fraction : float, default=0.1
         Share of the training data held out for early stopping.
     patience : int, default=5
