@@ -7,11 +7,18 @@ import os
 import sys
 import time
 
-from . import params, peers, runtime, scaling, targets
+from . import accuracy, params, peers, runtime, scaling, targets
 from ._env import ROOT, stamp
 from ._report import write
 
-PARTS = {"params": params, "runtime": runtime, "peers": peers, "scaling": scaling, "targets": targets}
+PARTS = {
+    "params": params,
+    "runtime": runtime,
+    "peers": peers,
+    "accuracy": accuracy,
+    "scaling": scaling,
+    "targets": targets,
+}
 
 
 def _measure(name, args, out_dir):
