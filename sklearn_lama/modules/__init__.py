@@ -5,7 +5,6 @@ torch code. Inputs are ``(B, T, d)`` float tensors with a ``(B, T)`` boolean
 mask that is True on real tokens.
 """
 
-from ._baselines import TransformerEncoderClassifier
 from ._duo import DuoEncoderLayer, DuoLayerNorm, DuoModule, DuoMultiHeadAttention
 from ._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
 from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
@@ -23,7 +22,6 @@ __all__ = [
     "LAMAAttention",
     "LAMAModule",
     "SequenceNetwork",
-    "TransformerEncoderClassifier",
     "fcsr_lr_lambda",
     "fofe",
 ]

@@ -1,11 +1,11 @@
-"""Reference models the benchmarks compare against (not used by the estimators)."""
+"""Reference models the benchmarks compare against (not part of the installed package)."""
 
 import math
 
 import torch
 from torch import nn
 
-from ._masking import masked_mean
+from sklearn_lama.modules._masking import masked_mean
 
 __all__ = ["TransformerEncoderClassifier"]
 
