@@ -1,6 +1,7 @@
 """Full-Context Semantic Representation (FCSR) in pure torch.
 
-Implements the model of ``shared/papers/fcsr.md``: FOFE left/right contexts
+Implements the model of "Full-context semantic representation in sentence
+level" (FCSR): FOFE left/right contexts
 (Eq. 2-3, 12-13), the Context Integration Sub-cell (Eq. 4-6), the Semantic
 Analysis Sub-cell (Eq. 7-8), feature attention pooling (Eq. 9) and the
 epoch-wise learning-rate schedule (Eq. 16).
