@@ -61,7 +61,7 @@ def test_head_attention_weights_sum_to_one_on_real_tokens_zero_on_padding(n_laye
 
 
 def test_head_without_softmax_uses_raw_scores_zeroed_on_padding():
-    m = _module(attention_softmax=False)
+    m = _module(attention_softmax=False, positions=False)
     s, p, mask = _batch([5, 3])
     with torch.no_grad():
         alpha_s, alpha_p = m.attention_weights((s, p), mask)
@@ -71,10 +71,18 @@ def test_head_without_softmax_uses_raw_scores_zeroed_on_padding():
 
 
 @pytest.mark.parametrize("attention_softmax", [True, False])
-def test_head_matches_equations_1_to_3(attention_softmax):
-    m = _module(attention_softmax=attention_softmax, bias=True)
+@pytest.mark.parametrize("positions", [False, True])
+def test_head_matches_equations_1_to_3(attention_softmax, positions):
+    m = _module(attention_softmax=attention_softmax, bias=True, positions=positions)
     s, p, mask = _batch([4], garbage=False)
     s, p = s[0], p[0]
+    inputs = (s[None].clone(), p[None].clone())
+    if positions:  # the Transformer's sinusoids: sin at even, cos at odd features
+        index = torch.arange(4.0)[:, None]
+        for x in (s, p):
+            freq = 10000.0 ** (-torch.arange(0, x.shape[1], 2) / x.shape[1])
+            x[:, 0::2] += torch.sin(index * freq)
+            x[:, 1::2] += torch.cos(index * freq)
     score_s, score_p = s @ m.w_s, p @ m.w_p  # w^S S^T, w^P P^T
     if attention_softmax:
         score_s, score_p = torch.softmax(score_s, 0), torch.softmax(score_p, 0)
@@ -83,7 +91,7 @@ def test_head_matches_equations_1_to_3(attention_softmax):
     e = torch.cat([a_p, a_s]) @ m.fusion.weight.T + m.fusion.bias  # Eq. 3
     expected = e @ m.output.weight.T + m.output.bias
     with torch.no_grad():
-        torch.testing.assert_close(m((s[None], p[None]), mask)[0], expected)
+        torch.testing.assert_close(m(inputs, mask)[0], expected)
 
 
 def test_multihead_attention_matches_equations_4_5_with_shared_key_value():
@@ -223,3 +231,34 @@ def test_invalid_inputs_raise_value_error():
         m((s,), mask)  # one input for a (d1, d2) module with d1 != d2
     with pytest.raises(ValueError):
         m((s, p), mask[:, :1])
+
+
+@pytest.mark.parametrize("positions, order_matters", [(False, False), (True, True)])
+@pytest.mark.parametrize("n_layers", [0, 1])
+def test_positions_give_the_head_word_order(positions, order_matters, n_layers):
+    m = _module(positions=positions, n_layers=n_layers)
+    s, p, mask = _batch([5], garbage=False)
+    reverse = torch.arange(4, -1, -1)
+    with torch.no_grad():
+        forward, backward = m((s, p), mask), m((s[:, reverse], p[:, reverse]), mask)
+    assert torch.allclose(forward, backward, atol=1e-6) != order_matters
+
+
+@pytest.mark.parametrize("attention_softmax", [True, False])
+@pytest.mark.parametrize("n_layers", [0, 1])
+def test_token_attention_rows_are_distributions_over_real_tokens(attention_softmax, n_layers):
+    m = _module(attention_softmax=attention_softmax, n_layers=n_layers)
+    s, p, mask = _batch([5, 3, 1, 0])
+    with torch.no_grad():
+        weights = m.token_attention((s, p), mask)
+        alone = m.token_attention((s[1:2, :3], p[1:2, :3]), mask[1:2, :3])
+    assert weights.shape == (4, 2, 5)
+    assert (weights.transpose(1, 2)[~mask] == 0).all()
+    assert (weights >= 0).all()
+    torch.testing.assert_close(weights.sum(-1), torch.tensor([[1.0, 1.0]] * 3 + [[0.0, 0.0]]))
+    torch.testing.assert_close(weights[1:2, :, :3], alone, rtol=1e-5, atol=1e-6)
+    alpha_s, alpha_p = m.attention_weights((s, p), mask)
+    if attention_softmax:  # row 0 weights a^P (Eq. 1, scored from S), row 1 weights a^S (Eq. 2)
+        torch.testing.assert_close(weights, torch.stack([alpha_s, alpha_p], 1))
+    else:
+        torch.testing.assert_close(weights[0, 0], alpha_s[0].abs() / alpha_s[0].abs().sum())

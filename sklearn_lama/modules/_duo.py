@@ -251,8 +251,7 @@ class DuoModule(nn.Module):
         Width of the fusion output ``e`` (paper §3.1.4: 600) and hidden width of the encoder feed-forwards.
     n_layers : int, default=0
         Duo Transformer encoder layers applied to ``S`` and ``P`` before the Eq. 1-3 head. The paper's classifier
-        is the head alone (``0``). With ``n_layers >= 1`` sinusoidal position encodings are added to both inputs
-        first, as in the Transformer the encoder is built on; without them the head is order-invariant anyway.
+        is the head alone (``0``).
     n_heads : int, default=8
         Heads per encoder layer (original Transformer); unused when ``n_layers == 0``.
     attention_softmax : bool, default=True
@@ -271,6 +270,14 @@ class DuoModule(nn.Module):
         Add biases to ``W^O`` and the output layer (``d_ff + n_classes`` parameters). The paper's Eq. 3 and its
         parameter count (§3.1.4) have none; ``False`` gives exactly the paper's model. Default ``True`` because
         class priors otherwise have to come from the pooled embeddings (see Notes).
+    positions : bool, default=True
+        Add the sinusoidal position encoding of the Transformer (Vaswani et al., 2017) to ``S`` and ``P`` before
+        everything else, as the Duo Transformer of §3.2 adds it to its embeddings. Without it the Eq. 1-3 head
+        (and the encoder layers, whose attention is permutation-equivariant) is a function of the bag of tokens:
+        it cannot use word order at all, which for a plain 2-D float array read as a sequence of scalars means
+        it cannot tell its columns apart. The encoding of a token depends only on its own index, so a
+        document's output is the same alone or inside a padded batch. ``False`` is the paper's classifier of
+        §3.1, which has no position information; see Notes for the measured effect.
 
     Notes
     -----
@@ -301,7 +308,7 @@ class DuoModule(nn.Module):
     """
 
     def __init__(self, input_sizes, n_classes, d_ff=600, n_layers=0, n_heads=8, attention_softmax=True,
-                 dropout=0.1, bias=True):
+                 dropout=0.1, bias=True, positions=True):
         super().__init__()
         if isinstance(input_sizes, int):
             input_sizes = (input_sizes,)
@@ -313,6 +320,7 @@ class DuoModule(nn.Module):
         self.input_sizes = input_sizes
         self.n_classes = n_classes
         self.attention_softmax = attention_softmax
+        self.positions = bool(positions)
         d1, d2 = input_sizes[0], input_sizes[-1]
         self.d1, self.d2 = d1, d2
 
@@ -358,13 +366,13 @@ class DuoModule(nn.Module):
         return s, p, mask
 
     def _encode(self, s, p, mask):
-        if len(self.layers):
+        if self.positions:
             t = s.shape[1]
             keep = mask.unsqueeze(-1).to(s.dtype)
             s = (s + _sinusoidal_positions(t, self.d1, s.device, s.dtype)) * keep
             p = (p + _sinusoidal_positions(t, self.d2, p.device, p.dtype)) * keep
-            for layer in self.layers:
-                s, p = layer(s, p, mask)
+        for layer in self.layers:
+            s, p = layer(s, p, mask)
         return s, p
 
     def _head_weights(self, s, p, mask):
@@ -396,6 +404,33 @@ class DuoModule(nn.Module):
         s, p, mask = self._inputs(xs, mask)
         s, p = self._encode(s, p, mask)
         return self._head_weights(s, p, mask)
+
+    def token_attention(self, xs, mask):
+        """Both directions of the Eq. 1-2 head as distributions over the tokens.
+
+        Parameters
+        ----------
+        xs : tuple of torch.Tensor, or torch.Tensor
+            As in :meth:`forward` (what :meth:`SequenceNetwork.embed` returns).
+        mask : torch.Tensor of bool, shape (B, T)
+            ``True`` for real tokens.
+
+        Returns
+        -------
+        torch.Tensor, shape (B, 2, T)
+            Row 0: the weights of ``a^P`` (Eq. 1, from ``w^S S^T``, applied to ``P``); row 1: those of ``a^S``
+            (Eq. 2, from ``w^P P^T``, applied to ``S``). Each row sums to 1 over the real tokens and is exactly 0
+            on padding (all zeros for an empty document). With ``attention_softmax=True`` these are the head's
+            weights. With ``False`` the head weights tokens by raw, signed scores that need not sum to anything;
+            the rows are then ``|score_t| / sum_t' |score_t'|``, each token's share of the total magnitude it
+            contributes to the sum (all zeros if every score is 0).
+        """
+        alpha_s, alpha_p = self.attention_weights(xs, mask)
+        weights = torch.stack([alpha_s, alpha_p], dim=1)
+        if not self.attention_softmax:
+            weights = weights.abs()
+            weights = weights / weights.sum(-1, keepdim=True).clamp_min(torch.finfo(weights.dtype).tiny)
+        return weights
 
     def forward(self, xs, mask=None):
         """Class logits.
