@@ -61,7 +61,7 @@ def test_head_attention_weights_sum_to_one_on_real_tokens_zero_on_padding(n_laye
 
 
 def test_head_without_softmax_uses_raw_scores_zeroed_on_padding():
-    m = _module(attention_softmax=False, positions=False)
+    m = _module(attention_softmax=False, positions=None)
     s, p, mask = _batch([5, 3])
     with torch.no_grad():
         alpha_s, alpha_p = m.attention_weights((s, p), mask)
@@ -71,18 +71,21 @@ def test_head_without_softmax_uses_raw_scores_zeroed_on_padding():
 
 
 @pytest.mark.parametrize("attention_softmax", [True, False])
-@pytest.mark.parametrize("positions", [False, True])
+@pytest.mark.parametrize("positions", [None, "add", "concat"])
 def test_head_matches_equations_1_to_3(attention_softmax, positions):
     m = _module(attention_softmax=attention_softmax, bias=True, positions=positions)
     s, p, mask = _batch([4], garbage=False)
     s, p = s[0], p[0]
-    inputs = (s[None].clone(), p[None].clone())
-    if positions:  # the Transformer's sinusoids: sin at even, cos at odd features
-        index = torch.arange(4.0)[:, None]
-        for x in (s, p):
-            freq = 10000.0 ** (-torch.arange(0, x.shape[1], 2) / x.shape[1])
-            x[:, 0::2] += torch.sin(index * freq)
-            x[:, 1::2] += torch.cos(index * freq)
+    inputs = (s[None], p[None])
+
+    def sinusoids(width):  # the Transformer's: sin at even, cos at odd features
+        angles = torch.arange(4.0)[:, None] * 10000.0 ** (-torch.arange(0, width, 2) / width)
+        return torch.stack([torch.sin(angles), torch.cos(angles)], -1).flatten(1)
+
+    if positions == "add":
+        s, p = s + sinusoids(D1), p + sinusoids(D2)
+    elif positions == "concat":
+        s, p = torch.cat([s, sinusoids(16)], 1), torch.cat([p, sinusoids(16)], 1)
     score_s, score_p = s @ m.w_s, p @ m.w_p  # w^S S^T, w^P P^T
     if attention_softmax:
         score_s, score_p = torch.softmax(score_s, 0), torch.softmax(score_p, 0)
@@ -179,11 +182,12 @@ def test_zero_length_document_gives_no_nan(n_layers, attention_softmax):
     m.eval()
     with torch.no_grad():
         # An empty document pools to [a^P, a^S] = 0.
-        torch.testing.assert_close(m((s, p), mask)[0], m.output(m.fusion(torch.zeros(D1 + D2))))
+        width = m.fusion.in_features
+        torch.testing.assert_close(m((s, p), mask)[0], m.output(m.fusion(torch.zeros(width))))
         # A batch of only empty documents, padded to T = 1 or trimmed to T = 0.
         for t in (1, 0):
             out = m((s[:2, :t], p[:2, :t]), torch.zeros(2, t, dtype=torch.bool))
-            torch.testing.assert_close(out, m.output(m.fusion(torch.zeros(2, D1 + D2))))
+            torch.testing.assert_close(out, m.output(m.fusion(torch.zeros(2, width))))
 
 
 def test_parameter_count_matches_paper_section_3_1_4():
@@ -197,12 +201,18 @@ def test_parameter_count_matches_paper_section_3_1_4():
         return sum(q.numel() for q in m.parameters())
 
     # bias=False is exactly the paper's model; the default adds the d_ff + labels biases of W^O and the output.
-    assert count(DuoModule((d1, d2), n_labels, d_ff=d_ff, n_layers=0, bias=False)) == paper
-    assert count(DuoModule((d1,), n_labels, d_ff=d_ff, n_layers=0, bias=False)) == paper
-    assert count(DuoModule((d1, d2), n_labels, d_ff=d_ff)) == paper + d_ff + n_labels == 373_220
+    paper_head = dict(d_ff=d_ff, n_layers=0, bias=False, positions=None)
+    assert count(DuoModule((d1, d2), n_labels, **paper_head)) == paper
+    assert count(DuoModule((d1,), n_labels, **paper_head)) == paper
+    assert count(DuoModule((d1, d2), n_labels, **{**paper_head, "positions": "add"})) == paper
+    with_bias = count(DuoModule((d1, d2), n_labels, d_ff=d_ff, positions=None))
+    assert with_bias == paper + d_ff + n_labels == 373_220
+    # Concatenated positions widen both streams by position_dim: w^S, w^P and W^O grow.
+    concat = count(DuoModule((d1, d2), n_labels, **{**paper_head, "positions": "concat"}))
+    assert concat == paper + 2 * 16 * (1 + d_ff)
     # Encoder layers add parameters beyond the paper's classifier.
     layer = DuoEncoderLayer(d1, d2, n_heads=6, d_ff=d_ff)
-    with_layer = DuoModule((d1, d2), n_labels, d_ff=d_ff, n_layers=1, n_heads=6, bias=False)
+    with_layer = DuoModule((d1, d2), n_labels, n_heads=6, **{**paper_head, "n_layers": 1})
     assert count(with_layer) == paper + count(layer)
 
 
@@ -233,7 +243,7 @@ def test_invalid_inputs_raise_value_error():
         m((s, p), mask[:, :1])
 
 
-@pytest.mark.parametrize("positions, order_matters", [(False, False), (True, True)])
+@pytest.mark.parametrize("positions, order_matters", [(None, False), ("add", True), ("concat", True)])
 @pytest.mark.parametrize("n_layers", [0, 1])
 def test_positions_give_the_head_word_order(positions, order_matters, n_layers):
     m = _module(positions=positions, n_layers=n_layers)
@@ -262,3 +272,9 @@ def test_token_attention_rows_are_distributions_over_real_tokens(attention_softm
         torch.testing.assert_close(weights, torch.stack([alpha_s, alpha_p], 1))
     else:
         torch.testing.assert_close(weights[0, 0], alpha_s[0].abs() / alpha_s[0].abs().sum())
+
+
+@pytest.mark.parametrize("kwargs", [dict(positions=True), dict(positions="sum"), dict(position_dim=0)])
+def test_invalid_positions_raise_value_error(kwargs):
+    with pytest.raises(ValueError, match="position"):
+        DuoModule((D1, D2), C, **kwargs)

@@ -133,6 +133,15 @@ class DuoLayerNorm(nn.Module):
     width -- and returns ``(LayerNorm_S(s + sub_s), LayerNorm_P(p + sub_p))`` with one normaliser per stream
     because the widths differ.
 
+    Where it sits. §3.4 uses Duo layer norm "in the decoder layer between the masked multi-head attention, and
+    the feed-forward unit" (Figure 2) of its translation model. The classifier of §3.1 has no decoder: it reads
+    the two embeddings of one input sequence and has nothing to decode, so a Duo decoder layer has no place in it.
+    The only residual sublayers here are those of the optional encoder layers (:class:`DuoEncoderLayer`,
+    ``DuoModule(n_layers >= 1)``), and that is where we use it, after the Duo attention and after the
+    feed-forwards. It fits there for the reason §3.4 gives: ``A^S`` is driven by ``P``'s attention pattern
+    (Eq. 4), so ``LayerNorm(s + A^S)`` is the cross-stream residual of Eq. 6, and the two normalisers keep the
+    streams' different widths apart. With ``n_layers = 0`` (the paper's classifier) no layer norm is used.
+
     Parameters
     ----------
     d1 : int
@@ -197,7 +206,8 @@ class DuoEncoderLayer(nn.Module):
     Notes
     -----
     LayerNorm over a width of 1 maps every input to its bias, so stacking layers on scalar-feature sequences
-    (``d = 1``) discards the input; use ``n_layers = 0`` there.
+    (``d = 1``) discards the input unless positions are concatenated (``DuoModule(positions="concat")`` widens
+    the streams); use ``n_layers = 0`` there otherwise.
     """
 
     def __init__(self, d1, d2, n_heads=8, d_ff=600, dropout=0.1, d_attn=None):
@@ -270,14 +280,22 @@ class DuoModule(nn.Module):
         Add biases to ``W^O`` and the output layer (``d_ff + n_classes`` parameters). The paper's Eq. 3 and its
         parameter count (§3.1.4) have none; ``False`` gives exactly the paper's model. Default ``True`` because
         class priors otherwise have to come from the pooled embeddings (see Notes).
-    positions : bool, default=True
-        Add the sinusoidal position encoding of the Transformer (Vaswani et al., 2017) to ``S`` and ``P`` before
-        everything else, as the Duo Transformer of §3.2 adds it to its embeddings. Without it the Eq. 1-3 head
-        (and the encoder layers, whose attention is permutation-equivariant) is a function of the bag of tokens:
-        it cannot use word order at all, which for a plain 2-D float array read as a sequence of scalars means
-        it cannot tell its columns apart. The encoding of a token depends only on its own index, so a
-        document's output is the same alone or inside a padded batch. ``False`` is the paper's classifier of
-        §3.1, which has no position information; see Notes for the measured effect.
+    positions : {"concat", "add"} or None, default="concat"
+        Give every token the sinusoidal position encoding of the Transformer (Vaswani et al., 2017) before
+        everything else. Without it the Eq. 1-3 head (and the encoder layers, whose attention is
+        permutation-equivariant) is a function of the bag of tokens: it cannot use word order at all, which for a
+        plain 2-D float array read as a sequence of scalars means it cannot tell its columns apart. ``"add"``
+        adds a ``d``-wide encoding to each stream, as the Duo Transformer of §3.2 (after the original
+        Transformer) does to its embeddings. ``"concat"`` appends a ``position_dim``-wide encoding to each
+        stream instead, so the word's own features stay intact and the Eq. 1-2 scores gain a separate learned
+        position term, ``w^S . [s_t, pe_t] = w^S_word . s_t + w^S_pos . pe_t``; the head and encoder then work
+        on widths ``d1 + position_dim`` and ``d2 + position_dim``. Addition needs wide embeddings to keep the
+        two apart (the Transformer's 512): at width 1, a sequence of scalars, it folds a single sinusoid into
+        the value itself and measured no better than nothing, where concatenation separates the classes (see
+        Notes). ``None`` is the paper's classifier of §3.1, without position information. A token's encoding
+        depends only on its own index, so a document's output is the same alone or inside a padded batch.
+    position_dim : int, default=16
+        Width of the concatenated encoding (``positions="concat"`` only).
 
     Notes
     -----
@@ -286,8 +304,8 @@ class DuoModule(nn.Module):
     fusion layer adds parameters, not capacity, to the head, and is kept because it is the paper's model.
 
     Defaults measured (test accuracy at the best validation loss, Adam lr 1e-3, batch 32, frozen gensim word2vec
-    50d as ``S`` and 300d as ``P`` trained on the corpus, ``n_layers = 0``; MR: 15 epochs, 3 seeds, R8: 8 epochs,
-    200 tokens, 2 seeds; 2-core CPU):
+    50d as ``S`` and 300d as ``P`` trained on the corpus, ``n_layers = 0``, ``positions=None``; MR: 15 epochs,
+    3 seeds, R8: 8 epochs, 200 tokens, 2 seeds; 2-core CPU):
 
     ======================  ===============  ===============
     head                    MR               R8
@@ -302,13 +320,14 @@ class DuoModule(nn.Module):
     Dropping the attention softmax lost 0.7-0.8 points on R8 and gave no measurable speed-up at this size; biases
     helped on MR and were neutral on R8; a ``tanh`` between fusion and output did not help, so Eq. 3 stays linear.
 
-    Parameter count of the head (``n_layers = 0``, ``bias=False``), §3.1.4:
+    Parameter count of the head (``n_layers = 0``, ``bias=False``, ``positions=None`` or ``"add"``), §3.1.4:
     ``(d1 + d2) + (d1 + d2) * d_ff + d_ff * n_classes``; at ``d1 = d2 = 300``, ``d_ff = 600``, 20 classes that is
-    ``600 + 360000 + 12000 = 372600`` (< 0.4 M). ``bias=True`` adds ``d_ff + n_classes``.
+    ``600 + 360000 + 12000 = 372600`` (< 0.4 M). ``bias=True`` adds ``d_ff + n_classes``;
+    ``positions="concat"`` adds ``2 * position_dim * (1 + d_ff)`` (the wider ``w^S``, ``w^P`` and ``W^O``).
     """
 
     def __init__(self, input_sizes, n_classes, d_ff=600, n_layers=0, n_heads=8, attention_softmax=True,
-                 dropout=0.1, bias=True, positions=True):
+                 dropout=0.1, bias=True, positions="concat", position_dim=16):
         super().__init__()
         if isinstance(input_sizes, int):
             input_sizes = (input_sizes,)
@@ -320,9 +339,16 @@ class DuoModule(nn.Module):
         self.input_sizes = input_sizes
         self.n_classes = n_classes
         self.attention_softmax = attention_softmax
-        self.positions = bool(positions)
+        if positions not in ("concat", "add", None):
+            raise ValueError(f"positions must be 'concat', 'add' or None, got {positions!r}.")
+        if positions == "concat" and position_dim < 1:
+            raise ValueError(f"position_dim must be >= 1, got {position_dim}.")
+        self.positions = positions
+        self.position_dim = position_dim if positions == "concat" else 0
         d1, d2 = input_sizes[0], input_sizes[-1]
         self.d1, self.d2 = d1, d2
+        # Widths of the streams as the encoder layers and the head see them.
+        d1, d2 = d1 + self.position_dim, d2 + self.position_dim
 
         self.layers = nn.ModuleList(
             DuoEncoderLayer(d1, d2, n_heads=n_heads, d_ff=d_ff, dropout=dropout) for _ in range(n_layers))
@@ -366,9 +392,12 @@ class DuoModule(nn.Module):
         return s, p, mask
 
     def _encode(self, s, p, mask):
-        if self.positions:
-            t = s.shape[1]
-            keep = mask.unsqueeze(-1).to(s.dtype)
+        t = s.shape[1]
+        keep = mask.unsqueeze(-1).to(s.dtype)
+        if self.positions == "concat":
+            encoding = _sinusoidal_positions(t, self.position_dim, s.device, s.dtype) * keep
+            s, p = torch.cat([s, encoding], -1), torch.cat([p, encoding], -1)
+        elif self.positions == "add":
             s = (s + _sinusoidal_positions(t, self.d1, s.device, s.dtype)) * keep
             p = (p + _sinusoidal_positions(t, self.d2, p.device, p.dtype)) * keep
         for layer in self.layers:
