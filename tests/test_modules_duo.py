@@ -6,13 +6,13 @@ import pytest
 import torch
 from torch import nn
 
-from sklearn_lama.modules._masking import masked_softmax
 from sklearn_lama.modules._duo import (
     DuoEncoderLayer,
     DuoLayerNorm,
     DuoModule,
     DuoMultiHeadAttention,
 )
+from sklearn_lama.modules._masking import masked_softmax
 
 D1, D2, C = 6, 10, 3
 
@@ -195,13 +195,13 @@ def test_parameter_count_matches_paper_section_3_1_4():
     d_ff, n_labels = 600, 20
     # §3.1.4: d1 + d2 (attention) + (d1 + d2) d_ff (fusion W^O) + d_ff * labels (softmax layer).
     paper = (d1 + d2) + (d1 + d2) * d_ff + d_ff * n_labels
-    assert paper == 372_600 < 400_000
+    assert paper == 372_600  # the paper: "< 0.4 M"
 
     def count(m):
         return sum(q.numel() for q in m.parameters())
 
     # bias=False is exactly the paper's model; the default adds the d_ff + labels biases of W^O and the output.
-    paper_head = dict(d_ff=d_ff, n_layers=0, bias=False, positions=None)
+    paper_head = {"d_ff": d_ff, "n_layers": 0, "bias": False, "positions": None}
     assert count(DuoModule((d1, d2), n_labels, **paper_head)) == paper
     assert count(DuoModule((d1,), n_labels, **paper_head)) == paper
     assert count(DuoModule((d1, d2), n_labels, **{**paper_head, "positions": "add"})) == paper
@@ -274,7 +274,7 @@ def test_token_attention_rows_are_distributions_over_real_tokens(attention_softm
         torch.testing.assert_close(weights[0, 0], alpha_s[0].abs() / alpha_s[0].abs().sum())
 
 
-@pytest.mark.parametrize("kwargs", [dict(positions=True), dict(positions="sum"), dict(position_dim=0)])
+@pytest.mark.parametrize("kwargs", [{"positions": True}, {"positions": "sum"}, {"position_dim": 0}])
 def test_invalid_positions_raise_value_error(kwargs):
     with pytest.raises(ValueError, match="position"):
         DuoModule((D1, D2), C, **kwargs)

@@ -5,7 +5,13 @@ import functools
 import pytest
 import torch
 
-from sklearn_lama.modules._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
+from sklearn_lama.modules._fcsr import (
+    FCSRCell,
+    FCSRModule,
+    FeatureAttention,
+    fcsr_lr_lambda,
+    fofe,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -251,15 +257,15 @@ def test_module_deterministic_and_dtype_float64():
 @pytest.mark.parametrize(
     "kwargs",
     [
-        dict(alpha=1.0),
-        dict(alpha=-0.1),
-        dict(alpha=0.0, learn_alpha=True),
-        dict(dropout=1.0),
-        dict(hidden_size=0),
-        dict(pooling="max"),
-        dict(window=0),
-        dict(window=2.5),
-        dict(window=True),
+        {"alpha": 1.0},
+        {"alpha": -0.1},
+        {"alpha": 0.0, "learn_alpha": True},
+        {"dropout": 1.0},
+        {"hidden_size": 0},
+        {"pooling": "max"},
+        {"window": 0},
+        {"window": 2.5},
+        {"window": True},
     ],
 )
 def test_module_rejects_bad_hyper_parameters(kwargs):

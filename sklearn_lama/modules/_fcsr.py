@@ -20,11 +20,11 @@ from torch import nn
 from ._masking import masked_mean, masked_softmax
 
 __all__ = [
-    "fofe",
-    "fcsr_lr_lambda",
     "FCSRCell",
-    "FeatureAttention",
     "FCSRModule",
+    "FeatureAttention",
+    "fcsr_lr_lambda",
+    "fofe",
 ]
 
 # Chunk length of the blocked FOFE scan. Measured on the 2-core CPU for
