@@ -324,14 +324,15 @@ def brute_force_windowed_fofe(x, mask, alpha, window):
 
 @pytest.mark.parametrize("alpha", [0.0, 0.2, 0.9])
 @pytest.mark.parametrize("window", [1, 3, 50])
-def test_fofe_window_matches_brute_force(alpha, window):
-    # Lengths around and beyond the chunk (= window) size, padding holding garbage.
+@pytest.mark.parametrize("chunk_size", [2, 16])
+def test_fofe_window_matches_brute_force(alpha, window, chunk_size):
+    # Chunks of max(window, chunk_size) words; lengths around and beyond them, padding holding garbage.
     x, mask = padded_batch([70, 51, 3, 1], 3, seed=5)
-    left, right = fofe(x.double(), mask, alpha, window=window)
+    left, right = fofe(x.double(), mask, alpha, window=window, chunk_size=chunk_size)
     ref_left, ref_right = brute_force_windowed_fofe(x, mask, alpha, window)
     torch.testing.assert_close(left, ref_left, rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(right, ref_right, rtol=1e-12, atol=1e-12)
-    left32, right32 = fofe(x, mask, alpha, window=window)
+    left32, right32 = fofe(x, mask, alpha, window=window, chunk_size=chunk_size)
     assert rel_err(left32, ref_left) < 1e-6 and rel_err(right32, ref_right) < 1e-6
 
 

@@ -320,6 +320,14 @@ class DuoModule(nn.Module):
     Dropping the attention softmax lost 0.7-0.8 points on R8 and gave no measurable speed-up at this size; biases
     helped on MR and were neutral on R8; a ``tanh`` between fusion and output did not help, so Eq. 3 stays linear.
 
+    Positions measured (``DuoClassifier(random_state=0)`` defaults, one seed, one torch thread, 2-core CPU):
+    on scikit-learn's ``check_classifiers_train`` data (300 standardised 2-D blobs, read as 2 scalar tokens;
+    training accuracy, 0.83 required) ``None`` scored 0.773 (3 classes) and 0.750 (2 classes), ``"add"`` 0.770
+    and 0.747, ``"concat"`` 0.907 and 0.950. On MR (one skip-gram table of 100d trained on the corpus, seed 0,
+    fine-tuned; test accuracy) ``None`` 0.7428, ``"add"`` 0.7462, ``"concat"`` 0.7479{R8}. So concatenation is
+    the default: it is the only form that gives scalar sequences their order, and it did not cost accuracy on
+    text.
+
     Parameter count of the head (``n_layers = 0``, ``bias=False``, ``positions=None`` or ``"add"``), §3.1.4:
     ``(d1 + d2) + (d1 + d2) * d_ff + d_ff * n_classes``; at ``d1 = d2 = 300``, ``d_ff = 600``, 20 classes that is
     ``600 + 360000 + 12000 = 372600`` (< 0.4 M). ``bias=True`` adds ``d_ff + n_classes``;

@@ -148,18 +148,18 @@ def _scan(xl, xr, alpha, L):
     return left.reshape(B, Tp, d)[:, :T], right.reshape(B, Tp, d)[:, :T]
 
 
-def _window_matrices(alpha, k, dtype, device):
-    """Matrices of the windowed scan, whose chunks are exactly ``k`` words long.
+def _window_matrices(alpha, k, L, dtype, device):
+    """Matrices of the windowed scan over chunks of ``L >= k`` words.
 
-    A window of ``k`` words on one side of position ``i`` of a chunk reaches
-    at most into the neighbouring chunk on that side. ``ML`` (k, 2k) maps
-    ``[previous chunk, own chunk]`` to the left contexts: weight
-    alpha^(i-1-j) for the own words j < i and, for word j of the previous
-    chunk, alpha^(i+k-1-j) when j >= i (that is, at most k words back).
-    ``MR`` (k, 2k) maps ``[own chunk, next chunk]`` to the right contexts
-    symmetrically. Every exponent is >= 0, so nothing overflows.
+    A window of ``k`` words on one side of position ``i`` of a chunk then
+    reaches at most into the neighbouring chunk on that side. ``ML`` (L, 2L)
+    maps ``[previous chunk, own chunk]`` to the left contexts: weight
+    alpha^(i-1-j) for the own words ``i-k <= j < i`` and alpha^(i+L-1-j) for
+    the words ``j >= i+L-k`` of the previous chunk. ``MR`` (L, 2L) maps
+    ``[own chunk, next chunk]`` to the right contexts symmetrically. Every
+    exponent is >= 0, so nothing overflows.
     """
-    ar = torch.arange(k, dtype=dtype, device=device)
+    ar = torch.arange(L, dtype=dtype, device=device)
     zero = torch.zeros((), dtype=dtype, device=device)
     i, j = ar[:, None], ar[None, :]
 
@@ -168,29 +168,29 @@ def _window_matrices(alpha, k, dtype, device):
         # gradient) stays finite where torch.where drops it.
         return torch.where(keep, _powers(alpha, exponent.clamp(min=0)), zero)
 
-    own_left = weights(i - 1 - j, j < i)
-    previous = weights(i + k - 1 - j, j >= i)
-    own_right = weights(j - i - 1, j > i)
-    following = weights(k - 1 - i + j, j <= i)
+    own_left = weights(i - 1 - j, (j < i) & (j >= i - k))
+    previous = weights(i + L - 1 - j, j >= i + L - k)
+    own_right = weights(j - i - 1, (j > i) & (j <= i + k))
+    following = weights(j + L - 1 - i, j <= i + k - L)
     return torch.cat([previous, own_left], 1), torch.cat([own_right, following], 1)
 
 
-def _windowed_scan(x, alpha, k):
+def _windowed_scan(x, alpha, k, L):
     """Exclusive left and right FOFE of ``x`` (B, T, d) cut to ``k`` words each side.
 
-    Works in chunks of ``k`` words, each reading its two neighbours: every
-    sum is computed directly from the words inside its window (no
+    Works in chunks of ``L >= k`` words, each reading its two neighbours:
+    every sum is computed directly from the words inside its window (no
     subtraction of a longer prefix, so no cancellation for any alpha), in
-    O(T * k * d) work.
+    O(T * L * d) work.
     """
     B, T, d = x.shape
-    nC = -(-T // k)
+    nC = -(-T // L)
     # One zero chunk before and after, and trailing zeros up to whole chunks.
-    X = nn.functional.pad(x, (0, 0, k, (nC + 1) * k - T)).reshape(B, nC + 2, k, d)
-    ML, MR = _window_matrices(alpha, k, x.dtype, x.device)
+    X = nn.functional.pad(x, (0, 0, L, (nC + 1) * L - T)).reshape(B, nC + 2, L, d)
+    ML, MR = _window_matrices(alpha, k, L, x.dtype, x.device)
     left = _cmm(ML, torch.cat([X[:, :-2], X[:, 1:-1]], 2))
     right = _cmm(MR, torch.cat([X[:, 1:-1], X[:, 2:]], 2))
-    return left.reshape(B, nC * k, d)[:, :T], right.reshape(B, nC * k, d)[:, :T]
+    return left.reshape(B, nC * L, d)[:, :T], right.reshape(B, nC * L, d)[:, :T]
 
 
 def fofe(x, mask=None, alpha=0.2, *, window=None, chunk_size=_CHUNK):
@@ -218,10 +218,11 @@ def fofe(x, mask=None, alpha=0.2, *, window=None, chunk_size=_CHUNK):
         context sums only the ``window`` nearest words on its side,
         ``S_tl = sum_{t-window <= j < t} alpha^(t-1-j) S_j`` and likewise on
         the right. None is the full context of Eq. 2-3. Exact for any alpha
-        and length; costs O(T * window * d), so a window at least as long as
-        the document falls back to the full-context scan it equals.
+        and length; costs O(T * max(window, chunk_size) * d), and a window at
+        least as long as the document falls back to the full-context scan it
+        equals.
     chunk_size : int >= 2, default=16
-        Block length of the full-context scan; affects speed only.
+        Block length of the scan; affects speed only.
 
     Returns
     -------
@@ -243,7 +244,7 @@ def fofe(x, mask=None, alpha=0.2, *, window=None, chunk_size=_CHUNK):
         return x.clone(), x.clone()
     a = _as_alpha(alpha, x.dtype, x.device)
     if window is not None and window < x.shape[1] - 1:
-        left, right = _windowed_scan(x, a, window)
+        left, right = _windowed_scan(x, a, window, max(window, int(chunk_size)))
     else:
         left, right = _scan(x, x, a, int(chunk_size))
     if mask is not None:
