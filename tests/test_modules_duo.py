@@ -85,7 +85,7 @@ def test_head_matches_equations_1_to_3(attention_softmax, positions):
     if positions == "add":
         s, p = s + sinusoids(D1), p + sinusoids(D2)
     elif positions == "concat":
-        s, p = torch.cat([s, sinusoids(16)], 1), torch.cat([p, sinusoids(16)], 1)
+        s, p = torch.cat([s, sinusoids(4)], 1), torch.cat([p, sinusoids(4)], 1)
     score_s, score_p = s @ m.w_s, p @ m.w_p  # w^S S^T, w^P P^T
     if attention_softmax:
         score_s, score_p = torch.softmax(score_s, 0), torch.softmax(score_p, 0)
@@ -209,7 +209,7 @@ def test_parameter_count_matches_paper_section_3_1_4():
     assert with_bias == paper + d_ff + n_labels == 373_220
     # Concatenated positions widen both streams by position_dim: w^S, w^P and W^O grow.
     concat = count(DuoModule((d1, d2), n_labels, **{**paper_head, "positions": "concat"}))
-    assert concat == paper + 2 * 16 * (1 + d_ff)
+    assert concat == paper + 2 * 4 * (1 + d_ff)
     # Encoder layers add parameters beyond the paper's classifier.
     layer = DuoEncoderLayer(d1, d2, n_heads=6, d_ff=d_ff)
     with_layer = DuoModule((d1, d2), n_labels, n_heads=6, **{**paper_head, "n_layers": 1})
