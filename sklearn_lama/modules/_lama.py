@@ -152,7 +152,10 @@ class LAMAModule(nn.Module):
         hidden layer ("MLP hidden state to 512", dropout 0.4 on it) without
         naming its activation; we use ``Linear -> ReLU -> Dropout -> Linear``
         (the ReLU is our choice: without any nonlinearity the two layers
-        would collapse into the single affine map of Eq. 16).
+        would collapse into the single affine map of Eq. 16). On MR
+        (``LAMAClassifier(random_state=0)``, 15 heads, 100-d skip-gram table
+        trained on the corpus, one seed) the two scored alike: 0.7456 with the
+        ReLU, 0.7487 without it, within one seed's noise.
     dropout : float, default=0.4
         Dropout on the MLP's hidden layer.
     """
