@@ -43,7 +43,8 @@ def _vocabulary_size():
 
 def count(heads, vocabulary, n_classes):
     """Parameter counts of both models with ``heads`` attention heads."""
-    from sklearn_lama.modules import LAMAModule, SequenceNetwork, TransformerEncoderClassifier
+    from ._baselines import TransformerEncoderClassifier
+    from sklearn_lama.modules import LAMAModule, SequenceNetwork
 
     with torch.device("meta"):
         lama = SequenceNetwork(

@@ -38,7 +38,8 @@ SIZES = {
 
 def build(model, width, nhead, n_classes):
     """The classifier module named ``model`` for ``width``-wide inputs."""
-    from sklearn_lama.modules import FCSRModule, LAMAModule, TransformerEncoderClassifier
+    from ._baselines import TransformerEncoderClassifier
+    from sklearn_lama.modules import FCSRModule, LAMAModule
 
     if model == "lama_encoder":
         return LAMAModule(width, n_classes, encoder="none")

@@ -11,21 +11,6 @@ from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier
 ESTIMATORS = [LAMAClassifier(), FCSRClassifier(), DuoClassifier()]
 
 
-def _expected_failures_with_reasons(estimator):
-    if isinstance(estimator, DuoClassifier):
-        return {
-            "check_classifiers_train": (
-                "The Duo head (Eq. 1-3) pools a bag of token embeddings and is "
-                "invariant to token order by design; a 2-D float array is read as a "
-                "sequence of scalars, so Duo cannot tell its columns apart and cannot "
-                "separate the check's blobs well enough (0.77 training accuracy measured, "
-                "0.83 required). "
-                "Token-order-aware models (LAMA, FCSR) pass."
-            ),
-        }
-    return {}
-
-
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures_with_reasons)
+@parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

@@ -1,9 +1,9 @@
-"""The Transformer-encoder baseline of the benchmarks (sklearn_lama.modules._baselines)."""
+"""The Transformer-encoder baseline of the benchmarks (benchmarks._baselines)."""
 
 import pytest
 import torch
 
-from sklearn_lama.modules import TransformerEncoderClassifier
+from benchmarks._baselines import TransformerEncoderClassifier
 
 
 def _model(**kwargs):

@@ -6,13 +6,13 @@ import pytest
 import torch
 from torch import nn
 
-from sklearn_lama.modules._masking import masked_softmax
 from sklearn_lama.modules._duo import (
     DuoEncoderLayer,
     DuoLayerNorm,
     DuoModule,
     DuoMultiHeadAttention,
 )
+from sklearn_lama.modules._masking import masked_softmax
 
 D1, D2, C = 6, 10, 3
 
@@ -61,7 +61,7 @@ def test_head_attention_weights_sum_to_one_on_real_tokens_zero_on_padding(n_laye
 
 
 def test_head_without_softmax_uses_raw_scores_zeroed_on_padding():
-    m = _module(attention_softmax=False)
+    m = _module(attention_softmax=False, positions=None)
     s, p, mask = _batch([5, 3])
     with torch.no_grad():
         alpha_s, alpha_p = m.attention_weights((s, p), mask)
@@ -71,10 +71,21 @@ def test_head_without_softmax_uses_raw_scores_zeroed_on_padding():
 
 
 @pytest.mark.parametrize("attention_softmax", [True, False])
-def test_head_matches_equations_1_to_3(attention_softmax):
-    m = _module(attention_softmax=attention_softmax, bias=True)
+@pytest.mark.parametrize("positions", [None, "add", "concat"])
+def test_head_matches_equations_1_to_3(attention_softmax, positions):
+    m = _module(attention_softmax=attention_softmax, bias=True, positions=positions)
     s, p, mask = _batch([4], garbage=False)
     s, p = s[0], p[0]
+    inputs = (s[None], p[None])
+
+    def sinusoids(width):  # the Transformer's: sin at even, cos at odd features
+        angles = torch.arange(4.0)[:, None] * 10000.0 ** (-torch.arange(0, width, 2) / width)
+        return torch.stack([torch.sin(angles), torch.cos(angles)], -1).flatten(1)
+
+    if positions == "add":
+        s, p = s + sinusoids(D1), p + sinusoids(D2)
+    elif positions == "concat":
+        s, p = torch.cat([s, sinusoids(4)], 1), torch.cat([p, sinusoids(4)], 1)
     score_s, score_p = s @ m.w_s, p @ m.w_p  # w^S S^T, w^P P^T
     if attention_softmax:
         score_s, score_p = torch.softmax(score_s, 0), torch.softmax(score_p, 0)
@@ -83,7 +94,7 @@ def test_head_matches_equations_1_to_3(attention_softmax):
     e = torch.cat([a_p, a_s]) @ m.fusion.weight.T + m.fusion.bias  # Eq. 3
     expected = e @ m.output.weight.T + m.output.bias
     with torch.no_grad():
-        torch.testing.assert_close(m((s[None], p[None]), mask)[0], expected)
+        torch.testing.assert_close(m(inputs, mask)[0], expected)
 
 
 def test_multihead_attention_matches_equations_4_5_with_shared_key_value():
@@ -171,11 +182,12 @@ def test_zero_length_document_gives_no_nan(n_layers, attention_softmax):
     m.eval()
     with torch.no_grad():
         # An empty document pools to [a^P, a^S] = 0.
-        torch.testing.assert_close(m((s, p), mask)[0], m.output(m.fusion(torch.zeros(D1 + D2))))
+        width = m.fusion.in_features
+        torch.testing.assert_close(m((s, p), mask)[0], m.output(m.fusion(torch.zeros(width))))
         # A batch of only empty documents, padded to T = 1 or trimmed to T = 0.
         for t in (1, 0):
             out = m((s[:2, :t], p[:2, :t]), torch.zeros(2, t, dtype=torch.bool))
-            torch.testing.assert_close(out, m.output(m.fusion(torch.zeros(2, D1 + D2))))
+            torch.testing.assert_close(out, m.output(m.fusion(torch.zeros(2, width))))
 
 
 def test_parameter_count_matches_paper_section_3_1_4():
@@ -183,18 +195,24 @@ def test_parameter_count_matches_paper_section_3_1_4():
     d_ff, n_labels = 600, 20
     # §3.1.4: d1 + d2 (attention) + (d1 + d2) d_ff (fusion W^O) + d_ff * labels (softmax layer).
     paper = (d1 + d2) + (d1 + d2) * d_ff + d_ff * n_labels
-    assert paper == 372_600 < 400_000
+    assert paper == 372_600  # the paper: "< 0.4 M"
 
     def count(m):
         return sum(q.numel() for q in m.parameters())
 
     # bias=False is exactly the paper's model; the default adds the d_ff + labels biases of W^O and the output.
-    assert count(DuoModule((d1, d2), n_labels, d_ff=d_ff, n_layers=0, bias=False)) == paper
-    assert count(DuoModule((d1,), n_labels, d_ff=d_ff, n_layers=0, bias=False)) == paper
-    assert count(DuoModule((d1, d2), n_labels, d_ff=d_ff)) == paper + d_ff + n_labels == 373_220
+    paper_head = {"d_ff": d_ff, "n_layers": 0, "bias": False, "positions": None}
+    assert count(DuoModule((d1, d2), n_labels, **paper_head)) == paper
+    assert count(DuoModule((d1,), n_labels, **paper_head)) == paper
+    assert count(DuoModule((d1, d2), n_labels, **{**paper_head, "positions": "add"})) == paper
+    with_bias = count(DuoModule((d1, d2), n_labels, d_ff=d_ff, positions=None))
+    assert with_bias == paper + d_ff + n_labels == 373_220
+    # Concatenated positions widen both streams by position_dim: w^S, w^P and W^O grow.
+    concat = count(DuoModule((d1, d2), n_labels, **{**paper_head, "positions": "concat"}))
+    assert concat == paper + 2 * 4 * (1 + d_ff)
     # Encoder layers add parameters beyond the paper's classifier.
     layer = DuoEncoderLayer(d1, d2, n_heads=6, d_ff=d_ff)
-    with_layer = DuoModule((d1, d2), n_labels, d_ff=d_ff, n_layers=1, n_heads=6, bias=False)
+    with_layer = DuoModule((d1, d2), n_labels, n_heads=6, **{**paper_head, "n_layers": 1})
     assert count(with_layer) == paper + count(layer)
 
 
@@ -223,3 +241,40 @@ def test_invalid_inputs_raise_value_error():
         m((s,), mask)  # one input for a (d1, d2) module with d1 != d2
     with pytest.raises(ValueError):
         m((s, p), mask[:, :1])
+
+
+@pytest.mark.parametrize("positions, order_matters", [(None, False), ("add", True), ("concat", True)])
+@pytest.mark.parametrize("n_layers", [0, 1])
+def test_positions_give_the_head_word_order(positions, order_matters, n_layers):
+    m = _module(positions=positions, n_layers=n_layers)
+    s, p, mask = _batch([5], garbage=False)
+    reverse = torch.arange(4, -1, -1)
+    with torch.no_grad():
+        forward, backward = m((s, p), mask), m((s[:, reverse], p[:, reverse]), mask)
+    assert torch.allclose(forward, backward, atol=1e-6) != order_matters
+
+
+@pytest.mark.parametrize("attention_softmax", [True, False])
+@pytest.mark.parametrize("n_layers", [0, 1])
+def test_token_attention_rows_are_distributions_over_real_tokens(attention_softmax, n_layers):
+    m = _module(attention_softmax=attention_softmax, n_layers=n_layers)
+    s, p, mask = _batch([5, 3, 1, 0])
+    with torch.no_grad():
+        weights = m.token_attention((s, p), mask)
+        alone = m.token_attention((s[1:2, :3], p[1:2, :3]), mask[1:2, :3])
+    assert weights.shape == (4, 2, 5)
+    assert (weights.transpose(1, 2)[~mask] == 0).all()
+    assert (weights >= 0).all()
+    torch.testing.assert_close(weights.sum(-1), torch.tensor([[1.0, 1.0]] * 3 + [[0.0, 0.0]]))
+    torch.testing.assert_close(weights[1:2, :, :3], alone, rtol=1e-5, atol=1e-6)
+    alpha_s, alpha_p = m.attention_weights((s, p), mask)
+    if attention_softmax:  # row 0 weights a^P (Eq. 1, scored from S), row 1 weights a^S (Eq. 2)
+        torch.testing.assert_close(weights, torch.stack([alpha_s, alpha_p], 1))
+    else:
+        torch.testing.assert_close(weights[0, 0], alpha_s[0].abs() / alpha_s[0].abs().sum())
+
+
+@pytest.mark.parametrize("kwargs", [{"positions": True}, {"positions": "sum"}, {"position_dim": 0}])
+def test_invalid_positions_raise_value_error(kwargs):
+    with pytest.raises(ValueError, match="position"):
+        DuoModule((D1, D2), C, **kwargs)

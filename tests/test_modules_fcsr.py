@@ -5,7 +5,13 @@ import functools
 import pytest
 import torch
 
-from sklearn_lama.modules._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
+from sklearn_lama.modules._fcsr import (
+    FCSRCell,
+    FCSRModule,
+    FeatureAttention,
+    fcsr_lr_lambda,
+    fofe,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -251,12 +257,15 @@ def test_module_deterministic_and_dtype_float64():
 @pytest.mark.parametrize(
     "kwargs",
     [
-        dict(alpha=1.0),
-        dict(alpha=-0.1),
-        dict(alpha=0.0, learn_alpha=True),
-        dict(dropout=1.0),
-        dict(hidden_size=0),
-        dict(pooling="max"),
+        {"alpha": 1.0},
+        {"alpha": -0.1},
+        {"alpha": 0.0, "learn_alpha": True},
+        {"dropout": 1.0},
+        {"hidden_size": 0},
+        {"pooling": "max"},
+        {"window": 0},
+        {"window": 2.5},
+        {"window": True},
     ],
 )
 def test_module_rejects_bad_hyper_parameters(kwargs):
@@ -298,3 +307,74 @@ def test_feature_attention_blocks_share_the_n_by_n_matrices():
 def test_feature_attention_rejects_blocks_that_do_not_divide():
     with pytest.raises(ValueError, match="n_blocks"):
         FeatureAttention(10, 1.0, n_blocks=4)
+
+
+def brute_force_windowed_fofe(x, mask, alpha, window):
+    """Each context summed word by word from its definition (§5.3), in float64."""
+    x = x.double()
+    left, right = torch.zeros_like(x), torch.zeros_like(x)
+    for b, n in enumerate(mask.sum(1).tolist()):
+        for t in range(n):
+            for j in range(max(0, t - window), t):
+                left[b, t] += alpha ** (t - 1 - j) * x[b, j]
+            for j in range(t + 1, min(n, t + window + 1)):
+                right[b, t] += alpha ** (j - t - 1) * x[b, j]
+    return left, right
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.2, 0.9])
+@pytest.mark.parametrize("window", [1, 3, 50])
+@pytest.mark.parametrize("chunk_size", [2, 16])
+def test_fofe_window_matches_brute_force(alpha, window, chunk_size):
+    # Chunks of max(window, chunk_size) words; lengths around and beyond them, padding holding garbage.
+    x, mask = padded_batch([70, 51, 3, 1], 3, seed=5)
+    left, right = fofe(x.double(), mask, alpha, window=window, chunk_size=chunk_size)
+    ref_left, ref_right = brute_force_windowed_fofe(x, mask, alpha, window)
+    torch.testing.assert_close(left, ref_left, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(right, ref_right, rtol=1e-12, atol=1e-12)
+    left32, right32 = fofe(x, mask, alpha, window=window, chunk_size=chunk_size)
+    assert rel_err(left32, ref_left) < 1e-6 and rel_err(right32, ref_right) < 1e-6
+
+
+def test_fofe_window_at_least_the_length_is_the_full_context():
+    x, mask = padded_batch([30, 12], 2, seed=6)
+    full = fofe(x, mask, 0.5)
+    for window in (29, 30, 1000):
+        for ours, ref in zip(fofe(x, mask, 0.5, window=window), full):
+            torch.testing.assert_close(ours, ref)
+
+
+def test_fofe_window_gradcheck_x_and_alpha():
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(2, 11, 2, dtype=torch.float64, generator=g, requires_grad=True)
+    mask = torch.arange(11)[None, :] < torch.tensor([11, 6])[:, None]
+    alpha = torch.tensor(0.6, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x, a: fofe(x, mask, a, window=3), (x, alpha))
+
+
+def test_module_window_changes_the_contexts_only_beyond_it():
+    torch.manual_seed(0)
+    full = FCSRModule(4, 2, alpha=0.9).eval()
+    windowed = FCSRModule(4, 2, alpha=0.9, window=2).eval()
+    windowed.load_state_dict(full.state_dict())
+    x = torch.randn(1, 6, 4)
+    with torch.no_grad():
+        assert torch.allclose(full(x[:, :3]), windowed(x[:, :3]))
+        assert not torch.allclose(full(x), windowed(x))
+
+
+@pytest.mark.parametrize("pooling", ["attention", "mean"])
+def test_token_attention_is_a_distribution_over_real_tokens(pooling):
+    torch.manual_seed(0)
+    model = FCSRModule(5, 3, hidden_size=6, pooling=pooling).eval()
+    lengths = [9, 4, 0]
+    x, mask = padded_batch(lengths, 5, seed=8)
+    with torch.no_grad():
+        weights = model.token_attention(x, mask)
+        assert weights.shape == (3, 1, 9)
+        torch.testing.assert_close(weights.sum(-1), torch.tensor([[1.0], [1.0], [0.0]]))
+        assert (weights[:, 0][~mask] == 0).all()
+        alone = model.token_attention(x[1:2, :4], mask[1:2, :4])
+    torch.testing.assert_close(weights[1:2, :, :4], alone, rtol=1e-5, atol=1e-6)
+    if pooling == "mean":
+        torch.testing.assert_close(alone, torch.full((1, 1, 4), 0.25))

@@ -3,9 +3,15 @@
 These are the building blocks behind the estimators, usable on their own in
 torch code. Inputs are ``(B, T, d)`` float tensors with a ``(B, T)`` boolean
 mask that is True on real tokens.
+
+Every classifier core (:class:`LAMAModule`, :class:`FCSRModule`,
+:class:`DuoModule`) has ``token_attention(inputs, mask)``, which takes what
+:meth:`SequenceNetwork.embed` returns for it and gives a ``(B, H, T)`` tensor:
+for each document and each of its ``H`` heads or streams (LAMA: ``n_heads``;
+FCSR: 1; Duo: 2), weights over its tokens that sum to 1 over the real tokens,
+are exactly 0 on padding, and do not depend on the rest of the batch.
 """
 
-from ._baselines import TransformerEncoderClassifier
 from ._duo import DuoEncoderLayer, DuoLayerNorm, DuoModule, DuoMultiHeadAttention
 from ._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
 from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
@@ -23,7 +29,6 @@ __all__ = [
     "LAMAAttention",
     "LAMAModule",
     "SequenceNetwork",
-    "TransformerEncoderClassifier",
     "fcsr_lr_lambda",
     "fofe",
 ]

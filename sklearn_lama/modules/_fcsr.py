@@ -1,6 +1,7 @@
 """Full-Context Semantic Representation (FCSR) in pure torch.
 
-Implements the model of ``shared/papers/fcsr.md``: FOFE left/right contexts
+Implements the model of "Full-context semantic representation in sentence
+level" (FCSR): FOFE left/right contexts
 (Eq. 2-3, 12-13), the Context Integration Sub-cell (Eq. 4-6), the Semantic
 Analysis Sub-cell (Eq. 7-8), feature attention pooling (Eq. 9) and the
 epoch-wise learning-rate schedule (Eq. 16).
@@ -11,6 +12,7 @@ skorch or numpy logic.
 """
 
 import math
+import numbers
 
 import torch
 from torch import nn
@@ -18,11 +20,11 @@ from torch import nn
 from ._masking import masked_mean, masked_softmax
 
 __all__ = [
-    "fofe",
-    "fcsr_lr_lambda",
     "FCSRCell",
-    "FeatureAttention",
     "FCSRModule",
+    "FeatureAttention",
+    "fcsr_lr_lambda",
+    "fofe",
 ]
 
 # Chunk length of the blocked FOFE scan. Measured on the 2-core CPU for
@@ -36,6 +38,15 @@ def _as_alpha(alpha, dtype, device):
     if torch.is_tensor(alpha):
         return alpha.to(dtype=dtype, device=device)
     return torch.tensor(float(alpha), dtype=dtype, device=device)
+
+
+def _as_window(window):
+    """Validate a context window: None or an int >= 1, returned as a Python int."""
+    if window is None:
+        return None
+    if isinstance(window, bool) or not isinstance(window, numbers.Integral) or window < 1:
+        raise ValueError(f"window must be None or an int >= 1, got {window!r}")
+    return int(window)
 
 
 def _powers(alpha, exponents):
@@ -137,7 +148,52 @@ def _scan(xl, xr, alpha, L):
     return left.reshape(B, Tp, d)[:, :T], right.reshape(B, Tp, d)[:, :T]
 
 
-def fofe(x, mask=None, alpha=0.2, *, chunk_size=_CHUNK):
+def _window_matrices(alpha, k, L, dtype, device):
+    """Matrices of the windowed scan over chunks of ``L >= k`` words.
+
+    A window of ``k`` words on one side of position ``i`` of a chunk then
+    reaches at most into the neighbouring chunk on that side. ``ML`` (L, 2L)
+    maps ``[previous chunk, own chunk]`` to the left contexts: weight
+    alpha^(i-1-j) for the own words ``i-k <= j < i`` and alpha^(i+L-1-j) for
+    the words ``j >= i+L-k`` of the previous chunk. ``MR`` (L, 2L) maps
+    ``[own chunk, next chunk]`` to the right contexts symmetrically. Every
+    exponent is >= 0, so nothing overflows.
+    """
+    ar = torch.arange(L, dtype=dtype, device=device)
+    zero = torch.zeros((), dtype=dtype, device=device)
+    i, j = ar[:, None], ar[None, :]
+
+    def weights(exponent, keep):
+        # The clamp keeps discarded exponents non-negative so pow (and its
+        # gradient) stays finite where torch.where drops it.
+        return torch.where(keep, _powers(alpha, exponent.clamp(min=0)), zero)
+
+    own_left = weights(i - 1 - j, (j < i) & (j >= i - k))
+    previous = weights(i + L - 1 - j, j >= i + L - k)
+    own_right = weights(j - i - 1, (j > i) & (j <= i + k))
+    following = weights(j + L - 1 - i, j <= i + k - L)
+    return torch.cat([previous, own_left], 1), torch.cat([own_right, following], 1)
+
+
+def _windowed_scan(x, alpha, k, L):
+    """Exclusive left and right FOFE of ``x`` (B, T, d) cut to ``k`` words each side.
+
+    Works in chunks of ``L >= k`` words, each reading its two neighbours:
+    every sum is computed directly from the words inside its window (no
+    subtraction of a longer prefix, so no cancellation for any alpha), in
+    O(T * L * d) work.
+    """
+    B, T, d = x.shape
+    nC = -(-T // L)
+    # One zero chunk before and after, and trailing zeros up to whole chunks.
+    X = nn.functional.pad(x, (0, 0, L, (nC + 1) * L - T)).reshape(B, nC + 2, L, d)
+    ML, MR = _window_matrices(alpha, k, L, x.dtype, x.device)
+    left = _cmm(ML, torch.cat([X[:, :-2], X[:, 1:-1]], 2))
+    right = _cmm(MR, torch.cat([X[:, 1:-1], X[:, 2:]], 2))
+    return left.reshape(B, nC * L, d)[:, :T], right.reshape(B, nC * L, d)[:, :T]
+
+
+def fofe(x, mask=None, alpha=0.2, *, window=None, chunk_size=_CHUNK):
     """Left and right FOFE contexts of every word (paper Eq. 2-3, 12-13).
 
     For a document ``S_1..S_m`` the left context of word ``t`` is
@@ -157,6 +213,14 @@ def fofe(x, mask=None, alpha=0.2, *, chunk_size=_CHUNK):
         or inside a padded batch.  None means no padding.
     alpha : float or 0-d Tensor in [0, 1)
         Forgetting factor; a tensor may require grad.
+    window : int >= 1 or None, default=None
+        The limited context window of the paper's §5.3 (Fig. 3): each
+        context sums only the ``window`` nearest words on its side,
+        ``S_tl = sum_{t-window <= j < t} alpha^(t-1-j) S_j`` and likewise on
+        the right. None is the full context of Eq. 2-3. Exact for any alpha
+        and length; costs O(T * max(window, chunk_size) * d), and a window at
+        least as long as the document falls back to the full-context scan it
+        equals.
     chunk_size : int >= 2, default=16
         Block length of the scan; affects speed only.
 
@@ -166,6 +230,7 @@ def fofe(x, mask=None, alpha=0.2, *, chunk_size=_CHUNK):
     """
     if x.dim() != 3:
         raise ValueError(f"x must have shape (B, T, d), got {tuple(x.shape)}")
+    window = _as_window(window)
     if int(chunk_size) < 2:
         # chunk_size 1 would never shorten the sequence in the recursion.
         raise ValueError("chunk_size must be >= 2")
@@ -178,7 +243,10 @@ def fofe(x, mask=None, alpha=0.2, *, chunk_size=_CHUNK):
     if x.shape[1] == 0:
         return x.clone(), x.clone()
     a = _as_alpha(alpha, x.dtype, x.device)
-    left, right = _scan(x, x, a, int(chunk_size))
+    if window is not None and window < x.shape[1] - 1:
+        left, right = _windowed_scan(x, a, window, max(window, int(chunk_size)))
+    else:
+        left, right = _scan(x, x, a, int(chunk_size))
     if mask is not None:
         zero = torch.zeros((), dtype=x.dtype, device=x.device)
         left = torch.where(m, left, zero)
@@ -246,6 +314,10 @@ class FCSRCell(nn.Module):
         If True, alpha is learned as ``sigmoid(logit)`` (clamped below 1 so
         that float32 rounding cannot reach 1), initialised at ``alpha``,
         which must then be in (0, 1).  The paper keeps alpha fixed.
+    window : int >= 1 or None, default=None
+        Limited context window of §5.3 (Fig. 3): the FOFE contexts sum only
+        the ``window`` nearest words on each side (see :func:`fofe`).  None
+        is the paper's model, the full context of Eq. 2-3.
 
     Notes
     -----
@@ -261,8 +333,9 @@ class FCSRCell(nn.Module):
     ``4n`` features; it is exactly 0 at padding positions.
     """
 
-    def __init__(self, hidden_size, alpha=0.2, learn_alpha=False):
+    def __init__(self, hidden_size, alpha=0.2, learn_alpha=False, window=None):
         super().__init__()
+        self.window = _as_window(window)
         hidden_size = int(hidden_size)
         if hidden_size < 1:
             raise ValueError("hidden_size must be >= 1")
@@ -297,7 +370,7 @@ class FCSRCell(nn.Module):
         """Map ``s`` (B, T, n) and ``mask`` (B, T) to ``R`` (B, T, 4n)."""
         if mask is not None:
             s = torch.where(mask.to(torch.bool)[..., None], s, torch.zeros((), dtype=s.dtype, device=s.device))
-        s_l, s_r = fofe(s, mask, self.alpha)  # Eq. 2-3
+        s_l, s_r = fofe(s, mask, self.alpha, window=self.window)  # Eq. 2-3
         # Eq. 5 (S_tc = concat(S_tl, S_tr)) and Eq. 6.
         c, c_hat = _gated_sum(s, s_l, s_r, self.cis_gates(torch.cat([s, s_l, s_r], -1)))
         # Eq. 7 and Eq. 8.
@@ -336,8 +409,9 @@ class FeatureAttention(nn.Module):
     The other type-correct reading, ``σ((R W_q)ᵀ (R W_k) / √n) W_f`` (a
     4n x 4n feature-feature matrix summed over time, then ``W_f`` 4n x 1),
     has no per-time weights to mask and grows with the length; in one quick
-    MR run (see :class:`FCSRModule`, ``pooling``) it scored 0.709 against
-    0.706 for the per-feature form, i.e. no better.
+    MR run it scored 0.709 against 0.706 for the per-feature form, i.e. no
+    better, so it is not offered (``FCSRModule(pooling=...)`` chooses between
+    this attention and a plain mean).
 
     Parameters
     ----------
@@ -393,12 +467,18 @@ class FCSRModule(nn.Module):
         ``n`` of the paper.  None uses the word vectors as they are
         (``n = input_size``, as in the paper, whose Hadamard products need
         the gate width to equal the embedding width).  An int adds a learned
-        linear projection of the inputs to that width first (FOFE is linear,
-        so projecting before or after it is the same model).
+        linear projection ``W x + b`` of the inputs to that width first.
+        (Projecting before FOFE is not the same model as projecting its
+        output: FOFE is linear, but the bias enters each context once per
+        word in it, ``FOFE(W x + b) = W FOFE(x) + b sum_i alpha^i``, a term
+        that depends on the word's position in the document.)
     alpha : float, default=0.2
         FOFE forgetting factor in [0, 1) (paper: 0.2, fixed).
     learn_alpha : bool, default=False
         Learn alpha (sigmoid-parametrised, stays in [0, 1)); not in the paper.
+    window : int >= 1 or None, default=None
+        Limited FOFE context window of the paper's §5.3 (Fig. 3), see
+        :class:`FCSRCell`; None (the paper's FCSR) uses the full context.
     dropout : float, default=0.3
         Dropout on the pooled representation ``r`` before the output layer.
         The paper tunes dropout per dataset and does not report it.
@@ -426,6 +506,7 @@ class FCSRModule(nn.Module):
         learn_alpha=False,
         dropout=0.3,
         pooling="attention",
+        window=None,
     ):
         super().__init__()
         input_size, n_classes = int(input_size), int(n_classes)
@@ -443,7 +524,7 @@ class FCSRModule(nn.Module):
         self.n_classes = n_classes
         self.hidden_size = n
         self.proj = nn.Identity() if hidden_size is None else nn.Linear(input_size, n)
-        self.cell = FCSRCell(n, alpha=alpha, learn_alpha=learn_alpha)
+        self.cell = FCSRCell(n, alpha=alpha, learn_alpha=learn_alpha, window=window)
         # √n as in Eq. 9.
         self.attention = FeatureAttention(4 * n, math.sqrt(n), n_blocks=4) if pooling == "attention" else None
         self.dropout = nn.Dropout(float(dropout))
@@ -454,6 +535,38 @@ class FCSRModule(nn.Module):
         return self.cell.alpha
 
     def forward(self, x, mask=None, return_attention=False):
+        r, weights = self._pool(x, mask)
+        logits = self.out(self.dropout(r))
+        if return_attention:
+            return logits, weights
+        return logits
+
+    def token_attention(self, x, mask):
+        """Per-token weights of the feature attention, one row per document.
+
+        Eq. 9 gives every feature of ``R_t`` its own softmax over the words;
+        this returns the mean of those ``4n`` distributions, the share of the
+        pooled representation ``r`` that each word supplies when every
+        feature counts equally. A mean of distributions over the same words
+        is itself one: it sums to 1 over the real tokens and is 0 on padding.
+        With ``pooling="mean"`` it is the uniform ``1 / length``.
+
+        Parameters
+        ----------
+        x : Tensor of shape (B, T, input_size)
+            Word vectors, as :meth:`SequenceNetwork.embed` returns them.
+        mask : BoolTensor of shape (B, T)
+            True on real tokens.
+
+        Returns
+        -------
+        Tensor of shape (B, 1, T)
+            All zeros for an empty document.
+        """
+        return self._pool(x, mask)[1].mean(-1).unsqueeze(1)
+
+    def _pool(self, x, mask):
+        """Pooled representation ``r`` (B, 4n) and its weights (B, T, 4n)."""
         if x.dim() != 3 or x.shape[-1] != self.input_size:
             raise ValueError(f"x must have shape (B, T, {self.input_size}), got {tuple(x.shape)}")
         if mask is not None:
@@ -471,7 +584,4 @@ class FCSRModule(nn.Module):
             r = masked_mean(R, mask)
             weights = mask.to(R.dtype).unsqueeze(-1) / mask.sum(1).clamp_min(1)[:, None, None]
             weights = weights.expand_as(R)
-        logits = self.out(self.dropout(r))
-        if return_attention:
-            return logits, weights
-        return logits
+        return r, weights

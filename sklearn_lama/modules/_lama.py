@@ -1,4 +1,8 @@
-"""LAMA: low-rank factorised multi-head attention (``papers/lama.md`` §3)."""
+"""LAMA: low-rank factorised multi-head attention.
+
+Equation numbers refer to S. Mehta, H. Rangwala and N. Ramakrishnan, "Compact Multi-Head
+Self-Attention for Learning Supervised Text Representations" (§3).
+"""
 
 import torch
 from torch import nn
@@ -45,8 +49,29 @@ class BiGRUEncoder(nn.Module):
 class LAMAAttention(nn.Module):
     """Multi-head attention from a low-rank bilinear form with a context vector.
 
-    Computes ``A = softmax(l2(tanh(P̃ᵀ C_g ∘ Q̃ᵀ Hᵀ))))`` (Eq. 13) with
+    Computes ``A = softmax(l2(tanh(P̃ᵀ C_g ∘ Q̃ᵀ Hᵀ)))`` (Eq. 13) with
     ``u_t = tanh(W_w h_t + b_w)`` (Eq. 7) in place of ``h_t``, as Eq. 10-11 do.
+
+    The ``l2`` of Eq. 13 normalises each word's vector of ``m`` head scores
+    (§3.3: "an l2 normalization layer across the m dimension"). With a single
+    head (``m = 1``) that vector has one entry and ``x / |x| = sign(x)``: every
+    word gets the score ±1, whose gradient is zero, so ``P``, ``Q``, ``W_w``
+    and ``b_w`` would never train, although the paper trains and reports
+    ``m = 1`` (Fig. 5). The normalisation is therefore applied only when
+    ``m > 1``; at ``m = 1`` the score is ``tanh(f_t)``, already in (-1, 1)
+    like the normalised scores, and the softmax over the words of Eq. 12
+    follows unchanged. (Normalising over another axis instead, e.g. the words,
+    would make the scores depend on the document's length, which Eq. 13's
+    per-word normalisation does not.) Measured on MR (``LAMAClassifier(n_heads=1,
+    random_state=0)`` over a 100-d skip-gram table trained on the corpus, one
+    seed): test accuracy 0.7400 with the attention learning, 0.7321 with the
+    l2 at ``m = 1`` (attention frozen at its initialisation).
+
+    ``W_w`` and ``b_w`` are drawn from the paper's "Gaussian priors with 0
+    mean and 0.1 standard deviation" (§3.2) as their initialisation only: the
+    loss has no matching log-prior (L2) term. The optimiser's weight decay is
+    the closest regulariser, but it applies to every parameter with one
+    strength rather than ``1 / (2 · 0.1²)`` to these two.
 
     Parameters
     ----------
@@ -63,7 +88,7 @@ class LAMAAttention(nn.Module):
         self.n_heads = n_heads
         self.rank = rank
         self.word_projection = nn.Linear(input_size, input_size)
-        # The paper's Gaussian prior on W_w and b_w (§3.2): mean 0, std 0.1.
+        # The paper's Gaussian prior on W_w and b_w (§3.2), as initialisation only: mean 0, std 0.1.
         nn.init.normal_(self.word_projection.weight, std=0.1)
         nn.init.normal_(self.word_projection.bias, std=0.1)
         self.P = nn.Linear(input_size, n_heads * rank, bias=False)
@@ -87,8 +112,10 @@ class LAMAAttention(nn.Module):
         scores = self.P(context).unsqueeze(1) * self.Q(u)
         scores = scores.view(batch, length, self.n_heads, self.rank).sum(-1)
         scores = torch.tanh(scores)
-        # l2 normalisation across the m heads at each time step (Eq. 13).
-        scores = scores / scores.norm(dim=-1, keepdim=True).clamp_min(_L2_EPS)
+        if self.n_heads > 1:
+            # l2 normalisation across the m heads at each time step (Eq. 13); with one head it would
+            # leave only the score's sign, with zero gradient (see the class docstring).
+            scores = scores / scores.norm(dim=-1, keepdim=True).clamp_min(_L2_EPS)
         return masked_softmax(scores, mask.unsqueeze(-1), dim=1).transpose(1, 2)
 
 
@@ -120,7 +147,15 @@ class LAMAModule(nn.Module):
     reg_lambda : float, default=0.2
         Weight ``λ`` of the penalty (Eq. 18).
     mlp_hidden : int, default=512
-        Hidden units of the classifier MLP.
+        Hidden units of the classifier MLP. Eq. 16 writes the output as one
+        affine map ``softmax(W_c d + b_c)``, while §3.5 gives the classifier a
+        hidden layer ("MLP hidden state to 512", dropout 0.4 on it) without
+        naming its activation; we use ``Linear -> ReLU -> Dropout -> Linear``
+        (the ReLU is our choice: without any nonlinearity the two layers
+        would collapse into the single affine map of Eq. 16). On MR
+        (``LAMAClassifier(random_state=0)``, 15 heads, 100-d skip-gram table
+        trained on the corpus, one seed) the two scored alike: 0.7456 with the
+        ReLU, 0.7487 without it, within one seed's noise.
     dropout : float, default=0.4
         Dropout on the MLP's hidden layer.
     """
@@ -174,6 +209,24 @@ class LAMAModule(nn.Module):
         """Return the annotations ``H`` (B, T, D) and attention ``A`` (B, m, T)."""
         H = x if self.encoder is None else self.encoder(x, mask)
         return H, self.attention(H, self._context(x, mask), mask)
+
+    def token_attention(self, x, mask):
+        """Attention of every head over the document's tokens, ``A`` of Eq. 13.
+
+        Parameters
+        ----------
+        x : Tensor of shape (B, T, d)
+            Word embeddings, as :meth:`SequenceNetwork.embed` returns them.
+        mask : BoolTensor of shape (B, T)
+            True on real tokens.
+
+        Returns
+        -------
+        Tensor of shape (B, m, T)
+            One row per head (``m = n_heads``), summing to 1 over the real
+            tokens and exactly 0 on padding (all zeros for an empty document).
+        """
+        return self.attend(x, mask)[1]
 
     def forward(self, x, mask):
         """Return ``(logits, penalty)`` for embeddings ``x`` (B, T, d) and ``mask``."""

@@ -1,17 +1,17 @@
-"""Reference models the benchmarks compare against (not used by the estimators)."""
+"""Reference models the benchmarks compare against (not part of the installed package)."""
 
 import math
 
 import torch
 from torch import nn
 
-from ._masking import masked_mean
+from sklearn_lama.modules._masking import masked_mean
 
 __all__ = ["TransformerEncoderClassifier"]
 
 
 class TransformerEncoderClassifier(nn.Module):
-    """Transformer-encoder text classifier: the TE baseline of ``papers/lama.md``.
+    """Transformer-encoder text classifier: the TE baseline of the LAMA paper.
 
     ``x`` (B, T, input_size) -> linear projection to ``d_model`` (only when the
     sizes differ) -> position encoding -> ``n_layers`` of
@@ -21,7 +21,9 @@ class TransformerEncoderClassifier(nn.Module):
     The word embeddings themselves live outside, in
     :class:`~sklearn_lama.modules.SequenceNetwork`, as for every other model of
     the package; give it ``embedding_dim=d_model`` to reproduce a Transformer
-    with its own ``d_model``-wide embedding table (``papers/lama.md`` Table 5).
+    with its own ``d_model``-wide embedding table (Table 5 of Mehta, Rangwala
+    and Ramakrishnan, "Compact Multi-Head Self-Attention for Learning
+    Supervised Text Representations").
 
     Parameters
     ----------

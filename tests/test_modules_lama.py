@@ -1,0 +1,44 @@
+"""The LAMA torch modules (sklearn_lama.modules._lama)."""
+
+import pytest
+import torch
+
+from sklearn_lama.modules import LAMAModule
+
+
+def _batch():
+    torch.manual_seed(0)
+    x = torch.randn(3, 7, 6)
+    mask = torch.arange(7) < torch.tensor([7, 4, 1])[:, None]
+    return x, mask
+
+
+@pytest.mark.parametrize("n_heads", [1, 2, 5])
+@pytest.mark.parametrize("encoder", ["bigru", "none"])
+def test_attention_parameters_receive_gradient(n_heads, encoder):
+    # With one head, the l2 normalisation across heads (Eq. 13) reduced every score to its sign,
+    # whose gradient is zero: P, Q and W_w never trained.
+    x, mask = _batch()
+    module = LAMAModule(6, 3, n_heads=n_heads, hidden_size=4, encoder=encoder, mlp_hidden=8, dropout=0.0)
+    logits, _ = module(x, mask)
+    torch.nn.functional.cross_entropy(logits, torch.tensor([0, 1, 2])).backward()
+    attention = module.attention
+    for name, param in [
+        ("P", attention.P.weight),
+        ("Q", attention.Q.weight),
+        ("W_w", attention.word_projection.weight),
+        ("b_w", attention.word_projection.bias),
+    ]:
+        assert param.grad.abs().max() > 1e-5, name
+
+
+@pytest.mark.parametrize("n_heads", [1, 3])
+def test_token_attention_is_a_distribution_over_real_tokens(n_heads):
+    x, mask = _batch()
+    module = LAMAModule(6, 3, n_heads=n_heads, hidden_size=4).eval()
+    weights = module.token_attention(x, mask)
+    assert weights.shape == (3, n_heads, 7)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(3, n_heads))
+    assert (weights[~mask.unsqueeze(1).expand_as(weights)] == 0).all()
+    alone = module.token_attention(x[1:2, :4], mask[1:2, :4])
+    torch.testing.assert_close(weights[1:2, :, :4], alone, rtol=1e-5, atol=1e-6)
