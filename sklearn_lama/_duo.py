@@ -56,7 +56,8 @@ class DuoClassifier(BaseSequenceClassifier):
         memory; cut documents with ``Word2VecVectorizer(max_len=...)``. With
         ``n_layers=0`` memory is linear in the length.
     n_heads : int, default=4
-        Heads of each encoder layer; must divide both embedding sizes. Unused
+        Heads of each encoder layer, whose attention width is the smallest
+        multiple of ``n_heads`` at least as wide as the wider embedding. Unused
         when ``n_layers=0``.
     attention_softmax : bool, default=True
         Normalise the Eq. 1-2 scores with a softmax (the paper drops it).
@@ -64,6 +65,15 @@ class DuoClassifier(BaseSequenceClassifier):
         Biases in the fusion and output layers (the paper has none).
     dropout : float, default=0.1
         Dropout on the fused vector and inside the encoder layers.
+    positions : {"concat", "add"} or None, default="concat"
+        Sinusoidal position encoding given to both embeddings before the
+        encoder layers and the Eq. 1-3 head: ``"concat"`` appends a
+        ``position_dim``-wide encoding, ``"add"`` adds one of the embedding's
+        width as the Transformer does, ``None`` is the paper's order-blind
+        classifier. Order matters on scalar-feature inputs (see
+        :class:`~sklearn_lama.modules.DuoModule` for the measurements).
+    position_dim : int, default=4
+        Width of the ``"concat"`` position encoding.
     optimizer : {"sgd", "adam"}, default="adam"
         ``"sgd"`` uses ``momentum``; the paper uses Adam.
     lr : float, default=1e-3
@@ -108,6 +118,8 @@ class DuoClassifier(BaseSequenceClassifier):
         "attention_softmax": ["boolean"],
         "bias": ["boolean"],
         "dropout": [Interval(Real, 0, 1, closed="left")],
+        "positions": [StrOptions({"concat", "add"}), None],
+        "position_dim": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -119,6 +131,8 @@ class DuoClassifier(BaseSequenceClassifier):
         attention_softmax=True,
         bias=True,
         dropout=0.1,
+        positions="concat",
+        position_dim=4,
         embedding_dim=100,
         freeze_embeddings=False,
         max_epochs=20,
@@ -144,6 +158,8 @@ class DuoClassifier(BaseSequenceClassifier):
         self.attention_softmax = attention_softmax
         self.bias = bias
         self.dropout = dropout
+        self.positions = positions
+        self.position_dim = position_dim
         super().__init__(
             embedding_dim=embedding_dim,
             freeze_embeddings=freeze_embeddings,
@@ -189,11 +205,6 @@ class DuoClassifier(BaseSequenceClassifier):
                 f"DuoClassifier uses one or two embedding tables, but X carries "
                 f"{len(input_size)}; give MetaEmbeddingTransformer two sources."
             )
-        if self.n_layers and any(d % self.n_heads for d in input_size):
-            raise ValueError(
-                f"n_heads={self.n_heads} must divide every embedding size "
-                f"{tuple(input_size)} when n_layers >= 1."
-            )
         return DuoModule(
             tuple(input_size),
             n_classes,
@@ -203,4 +214,6 @@ class DuoClassifier(BaseSequenceClassifier):
             attention_softmax=self.attention_softmax,
             dropout=self.dropout,
             bias=self.bias,
+            positions=self.positions,
+            position_dim=self.position_dim,
         )

@@ -51,6 +51,10 @@ class FCSRClassifier(BaseSequenceClassifier):
         ``"paper"`` multiplies the learning rate by Eq. 16's factor each epoch,
         with ``epoch_max = max_epochs``: the paper's 40 is
         ``max_epochs=40``; with the default 20 the decay is twice as fast.
+    context_window : int, default=None
+        Limited context window of the paper's §5.3 (Fig. 3): the FOFE left and
+        right contexts sum only the ``context_window`` nearest words on each
+        side. ``None`` (the paper's FCSR) uses the whole context.
     optimizer : {"sgd", "adam"}, default="adam"
         ``"sgd"`` uses ``momentum``; the paper uses Adam.
     lr : float, default=0.01
@@ -90,6 +94,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         "pooling": [StrOptions({"attention", "mean"})],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "lr_schedule": [StrOptions({"paper"}), None],
+        "context_window": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -101,6 +106,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         pooling="attention",
         dropout=0.3,
         lr_schedule=None,
+        context_window=None,
         embedding_dim=100,
         freeze_embeddings=False,
         max_epochs=20,
@@ -126,6 +132,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         self.pooling = pooling
         self.dropout = dropout
         self.lr_schedule = lr_schedule
+        self.context_window = context_window
         super().__init__(
             embedding_dim=embedding_dim,
             freeze_embeddings=freeze_embeddings,
@@ -163,6 +170,7 @@ class FCSRClassifier(BaseSequenceClassifier):
             learn_alpha=self.learn_alpha,
             dropout=self.dropout,
             pooling=self.pooling,
+            window=self.context_window,
         )
 
     def _extra_callbacks(self):
