@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._sequences import TokenSequences
-from ._text import build_tokenizer, check_documents, encode_documents, iter_documents
+from ._text import build_analyzer, check_documents, encode_documents, iter_documents
 from ._vector_files import FORMATS, load_vectors
 
 __all__ = ["Word2VecVectorizer"]
@@ -30,9 +30,12 @@ def vocabulary_fingerprint(words):
 
 
 TOKENIZATION_CONSTRAINTS = {
+    "strip_accents": [StrOptions({"ascii", "unicode"}), None, callable],
     "lowercase": ["boolean"],
+    "preprocessor": [callable, None],
     "token_pattern": [str],
     "tokenizer": [callable, None],
+    "stop_words": [StrOptions({"english"}), list, None],
     "max_len": [Interval(Integral, 1, None, closed="left"), None],
     "oov": [StrOptions({"discard", "token"})],
     "min_count": [Interval(Integral, 1, None, closed="left")],
@@ -77,7 +80,7 @@ class DocumentEncoderMixin:
             table(s), shared, not copied.
         """
         check_is_fitted(self)
-        tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
+        tokenize = build_analyzer(self)
         documents = iter_documents(raw_documents, self.encoding, "raw_documents")
         ids, offsets = encode_documents(
             documents, tokenize, self.vocabulary_, self.oov == "discard", self.max_len
@@ -103,8 +106,18 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
+    strip_accents : {"ascii", "unicode"} or callable, default=None
+        Remove accents and perform other character normalisation before
+        tokenising, as in
+        :class:`~sklearn.feature_extraction.text.CountVectorizer`: ``"ascii"``
+        is fast but only for characters with a direct ASCII mapping,
+        ``"unicode"`` works on any character, ``None`` does nothing.
     lowercase : bool, default=True
         Convert documents to lower case before tokenising.
+    preprocessor : callable, default=None
+        Overrides the preprocessing stage (``strip_accents`` and
+        ``lowercase``) while keeping tokenisation, as in ``CountVectorizer``:
+        a function from a document to a document.
     token_pattern : str, default=r"(?u)\\b\\w+\\b|[^\\w\\s]"
         Regular expression that finds tokens (as in
         :class:`~sklearn.feature_extraction.text.CountVectorizer`). The default
@@ -112,6 +125,12 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         sentiment ("!", "?").
     tokenizer : callable, default=None
         Overrides ``token_pattern``: a function from a document to its tokens.
+    stop_words : {"english"}, list, default=None
+        Words removed after tokenising, as in ``CountVectorizer``:
+        ``"english"`` is scikit-learn's built-in list (see its known issues),
+        a list is used as given (after no preprocessing: give them in the form
+        the tokens take), ``None`` keeps every word. Tokens keep their document
+        order.
     max_len : int, default=None
         Keep only the first ``max_len`` tokens of each document (after removing
         discarded words). ``None`` keeps everything.
@@ -190,9 +209,12 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
     def __init__(
         self,
         *,
+        strip_accents=None,
         lowercase=True,
+        preprocessor=None,
         token_pattern=r"(?u)\b\w+\b|[^\w\s]",
         tokenizer=None,
+        stop_words=None,
         max_len=None,
         oov="discard",
         vector_size=100,
@@ -207,9 +229,12 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         encoding="utf-8",
         random_state=None,
     ):
+        self.strip_accents = strip_accents
         self.lowercase = lowercase
+        self.preprocessor = preprocessor
         self.token_pattern = token_pattern
         self.tokenizer = tokenizer
+        self.stop_words = stop_words
         self.max_len = max_len
         self.oov = oov
         self.vector_size = vector_size
@@ -226,7 +251,7 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
 
     def _tokenize_all(self, raw_documents, param):
         documents = check_documents(raw_documents, self.encoding, param)
-        tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
+        tokenize = build_analyzer(self)
         return [list(tokenize(doc)) for doc in documents]
 
     @_fit_context(prefer_skip_nested_validation=True)

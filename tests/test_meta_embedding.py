@@ -91,3 +91,16 @@ def test_bad_sources(toy_corpus, sources, error, match):
     texts, _ = toy_corpus
     with pytest.raises(error, match=match):
         MetaEmbeddingTransformer(sources, min_count=1).fit(texts)
+
+
+def test_shared_vocabulary_uses_scikit_learn_tokenisation():
+    docs = ["Él vio el café", "el café y el té"] * 3
+    meta = MetaEmbeddingTransformer(
+        [("plain", Word2VecVectorizer(vector_size=3, min_count=1, random_state=0)),
+         ("ascii", Word2VecVectorizer(vector_size=3, min_count=1, strip_accents="ascii",
+                                      random_state=0))],
+        min_count=1, strip_accents="ascii", stop_words=["el", "y"],
+    ).fit(docs)
+    assert set(meta.vocabulary_) == {"vio", "cafe", "te"}
+    # Each source tokenises for itself: only "vio" is spelt alike without strip_accents.
+    assert meta.coverage_ == {"plain": pytest.approx(1 / 3), "ascii": 1.0}

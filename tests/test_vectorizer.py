@@ -225,3 +225,40 @@ def test_token_sequences_indexing():
         TokenSequences([7], [0, 1], (table,), "v")
     with pytest.raises(ValueError, match="share one vocabulary"):
         TokenSequences([1], [0, 1], (table, table[:3]), "v")
+
+
+def test_scikit_learn_tokenisation_options():
+    texts = ["Café au lait, THE best!", "the café is open"] * 3
+    vec = Word2VecVectorizer(vector_size=4, min_count=1, strip_accents="unicode",
+                             stop_words=["the", "is"], random_state=0).fit(texts)
+    assert "cafe" in vec.vocabulary_ and "café" not in vec.vocabulary_
+    assert "the" not in vec.vocabulary_
+    # Tokens stay in document order; stop words and punctuation as configured.
+    tokens = vec.inverse_transform(vec.transform(["The best café, open!"]))
+    assert tokens == [["best", "cafe", ",", "open", "!"]]
+    english = Word2VecVectorizer(vector_size=4, min_count=1, stop_words="english",
+                                 random_state=0).fit(texts)
+    assert {"the", "is"}.isdisjoint(english.vocabulary_) and "lait" in english.vocabulary_
+    upper = Word2VecVectorizer(vector_size=4, min_count=1, preprocessor=str.upper,
+                               random_state=0).fit(texts)
+    assert "CAFÉ" in upper.vocabulary_  # the preprocessor replaces lowercase
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"strip_accents": "latin"}, "strip_accents"),
+        ({"stop_words": "french"}, "stop_words"),
+        ({"preprocessor": "lower"}, "preprocessor"),
+        ({"token_pattern": "(a)(b)"}, "token_pattern .*capturing group"),
+        ({"token_pattern": "(unclosed"}, "token_pattern .*not a valid regular expression"),
+    ],
+)
+def test_bad_tokenisation_parameters(params, match):
+    with pytest.raises(ValueError, match=match):
+        Word2VecVectorizer(**params).fit(["a b c"] * 10)
+
+
+def test_tokenizer_with_default_pattern_does_not_warn(recwarn):
+    Word2VecVectorizer(vector_size=4, min_count=1, tokenizer=str.split).fit(["a b"] * 3)
+    assert not [w for w in recwarn if "token_pattern" in str(w.message)]
