@@ -151,63 +151,13 @@ def test_accepts_numpy_array_and_generator(toy_corpus):
         ({"sg": 2}, "sg"),
         ({"tokenizer": "split"}, "tokenizer"),
         ({"pretrained_format": "txt"}, "pretrained_format"),
+        ({"oov_vectors": "zero"}, "oov_vectors"),
+        ({"algorithm": "glove"}, "algorithm"),
     ],
 )
 def test_bad_parameters(params, match):
     with pytest.raises(ValueError, match=match):
         Word2VecVectorizer(**params).fit(["a b c"] * 10)
-
-
-def _write(path, text, mode="w"):
-    with open(path, mode) as f:
-        f.write(text)
-    return str(path)
-
-
-def test_pretrained_text_formats(tmp_path):
-    docs = ["cat dog", "dog bird", "cat bird fish"] * 3
-    rows = {"cat": [1, 0, 0], "dog": [0, 1, 0], "bird": [0, 0, 1], "zebra": [1, 1, 1]}
-    body = "".join(f"{w} {' '.join(map(str, v))}\n" for w, v in rows.items())
-    glove = _write(tmp_path / "g.txt", body)
-    w2v = _write(tmp_path / "w.txt", f"{len(rows)} 3\n" + body)
-    for path, fmt in [(glove, "glove"), (glove, "auto"), (w2v, "word2vec"), (w2v, "auto")]:
-        vec = Word2VecVectorizer(pretrained=path, pretrained_format=fmt, min_count=1).fit(docs)
-        assert set(vec.vocabulary_) == {"cat", "dog", "bird"}  # fish has no vector
-        for word in ("cat", "dog", "bird"):
-            np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_[word]], rows[word])
-
-
-def test_pretrained_binary(tmp_path):
-    vectors = {"cat": np.array([1, 2], np.float32), "dog": np.array([3, 4], np.float32)}
-    data = b"2 2\n" + b"".join(w.encode() + b" " + v.tobytes() + b"\n" for w, v in vectors.items())
-    path = _write(tmp_path / "v.bin", data, "wb")
-    vec = Word2VecVectorizer(pretrained=path, min_count=1).fit(["cat dog"] * 2)
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["dog"]], [3, 4])
-    truncated = _write(tmp_path / "t.bin", data[:-6], "wb")
-    with pytest.raises(ValueError, match="truncated"):
-        Word2VecVectorizer(pretrained=truncated, min_count=1).fit(["cat dog"] * 2)
-
-
-@pytest.mark.parametrize(
-    "content, match",
-    [
-        ("", "holds no vectors"),
-        ("cat 1 2\ndog 1\n", "line 2: expected a word and 2 numbers"),
-        ("cat 1 2\ndog 1 x\n", "line 2: 'x' is not a number"),
-        ("3 2\ncat 1 2\ndog 1 2\n", "announces 3 vectors but the file holds 2"),
-        ("cat 1 nan\n", "line 1: the vector holds NaN"),
-    ],
-)
-def test_bad_pretrained_files(tmp_path, content, match):
-    path = _write(tmp_path / "bad.txt", content)
-    with pytest.raises(ValueError, match=match) as info:
-        Word2VecVectorizer(pretrained=path, min_count=1).fit(["cat dog"] * 2)
-    assert "bad.txt" in str(info.value)
-
-
-def test_pretrained_missing_file():
-    with pytest.raises(ValueError, match="does not exist"):
-        Word2VecVectorizer(pretrained="/nonexistent/vectors.txt").fit(["a b"] * 5)
 
 
 def test_token_sequences_indexing():
