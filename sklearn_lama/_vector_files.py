@@ -256,7 +256,7 @@ def _text_rows(blocks, path, header, keep, encoding):
 
 def _binary_rows(blocks, path, header, keep, encoding):
     count, dim = header
-    words, rows = [], []
+    words, indices, data = [], [], bytearray()
     for index in range(count):
         record = blocks.record(4 * dim)
         if record is None:
@@ -266,11 +266,14 @@ def _binary_rows(blocks, path, header, keep, encoding):
         except UnicodeDecodeError:
             raise ValueError(f"{path}: word {index + 1} is not valid {encoding}.") from None
         if keep is None or token in keep:
-            row = np.frombuffer(record[1], dtype="<f4")
-            if not np.all(np.isfinite(row)):
-                raise ValueError(f"{path}: vector {index + 1} holds NaN or infinity.")
             words.append(token)
-            rows.append(row)
+            indices.append(index)
+            data += record[1]
+    rows = np.frombuffer(bytes(data), dtype="<f4").reshape(len(words), dim)
+    finite = np.isfinite(rows).all(axis=1)
+    if not finite.all():
+        bad = indices[int(np.argmin(finite))]
+        raise ValueError(f"{path}: vector {bad + 1} holds NaN or infinity.")
     return words, rows
 
 

@@ -154,9 +154,12 @@ def test_damaged_compressed_file(tmp_path, damage, match):
     assert "vectors.gz" in str(info.value)
 
 
-def test_truncated_binary(tmp_path):
+def test_truncated_or_nan_binary(tmp_path):
     path = _write(tmp_path / "t.bin", _word2vec_binary()[:-6])
     with pytest.raises(ValueError, match="truncated after 3 of 4"):
+        Word2VecVectorizer(pretrained=path, min_count=1).fit(["cat dog"] * 2)
+    path = _write(tmp_path / "nan.bin", _word2vec_binary({**ROWS, "dog": [0, np.nan, 0]}))
+    with pytest.raises(ValueError, match="nan.bin: vector 2 holds NaN"):
         Word2VecVectorizer(pretrained=path, min_count=1).fit(["cat dog"] * 2)
 
 
