@@ -52,12 +52,14 @@ def test_tokenizer_and_pattern_options():
     assert set(vec.vocabulary_) == {"a-b", "c"}
 
 
-def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path):
+@pytest.mark.parametrize("algorithm", ["word2vec", "fasttext"])
+def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path, algorithm):
     texts, _ = toy_corpus
-    vec = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3).fit(texts)
-    again = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3).fit(texts)
+    params = dict(vector_size=8, min_count=2, algorithm=algorithm)
+    vec = Word2VecVectorizer(random_state=3, **params).fit(texts)
+    again = Word2VecVectorizer(random_state=3, **params).fit(texts)
     np.testing.assert_array_equal(vec.embedding_, again.embedding_)
-    other = Word2VecVectorizer(vector_size=8, min_count=2, random_state=4).fit(texts)
+    other = Word2VecVectorizer(random_state=4, **params).fit(texts)
     assert not np.array_equal(vec.embedding_, other.embedding_)
 
     # A different hash seed in a fresh interpreter must not change the vectors.
@@ -66,7 +68,8 @@ def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path):
     code = (
         "import sys, numpy as np; from sklearn_lama import Word2VecVectorizer;"
         "t = open(sys.argv[1]).read().split('\\n');"
-        "v = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3).fit(t);"
+        "v = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3,"
+        f"algorithm={algorithm!r}).fit(t);"
         "np.save(sys.argv[2], v.embedding_)"
     )
     out = tmp_path / "emb.npy"
@@ -212,3 +215,31 @@ def test_bad_tokenisation_parameters(params, match):
 def test_tokenizer_with_default_pattern_does_not_warn(recwarn):
     Word2VecVectorizer(vector_size=4, min_count=1, tokenizer=str.split).fit(["a b"] * 3)
     assert not [w for w in recwarn if "token_pattern" in str(w.message)]
+
+
+def test_oov_token_row_is_trained_on_rare_words(toy_corpus):
+    texts, _ = toy_corpus
+    texts = list(texts) + ["good rare1 movie", "bad rare2 film", "great rare3 plot"]
+    token = Word2VecVectorizer(vector_size=8, min_count=2, oov="token", random_state=0).fit(texts)
+    assert token.embedding_[1].any()
+    assert "\0rare\0" not in token.vocabulary_ and "rare1" not in token.vocabulary_
+    assert token.transform(["rare2 good"]).document(0).tolist() == [1, token.vocabulary_["good"]]
+    discard = Word2VecVectorizer(vector_size=8, min_count=2, random_state=0).fit(texts)
+    assert not discard.embedding_[:2].any()
+    assert discard.vocabulary_ == token.vocabulary_
+
+
+def test_fasttext_algorithm(toy_corpus):
+    texts = list(toy_corpus[0]) + ["the terrrible plot"]  # a misspelling, seen once
+    params = dict(vector_size=8, min_count=1, random_state=0)
+    fast = Word2VecVectorizer(algorithm="fasttext", **params).fit(texts)
+    word2vec = Word2VecVectorizer(**params).fit(texts)
+    assert fast.vocabulary_ == word2vec.vocabulary_
+
+    def similarity(vec, a, b):
+        u, v = vec.embedding_[vec.vocabulary_[a]], vec.embedding_[vec.vocabulary_[b]]
+        return u @ v / np.linalg.norm(u) / np.linalg.norm(v)
+
+    # The rare misspelling shares the n-grams of the frequent word.
+    assert similarity(fast, "terrrible", "terrible") > 0.5
+    assert similarity(fast, "terrrible", "terrible") > similarity(word2vec, "terrrible", "terrible")
