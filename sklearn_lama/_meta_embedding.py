@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.base import TransformerMixin, clone
 from sklearn.utils.metaestimators import _BaseComposition
 
+from ._sequences import OOV_ID
 from ._text import build_analyzer, check_documents
 from ._vectorizer import N_RESERVED, TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin
 
@@ -28,10 +29,12 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
 
     The shared vocabulary is built by this transformer's own tokenisation
     (``strip_accents``, ``lowercase``, ``preprocessor``, ``token_pattern``,
-    ``tokenizer``, ``stop_words``) and ``min_count``. A word
-    a source has no vector for (rarer than that source's ``min_count``, or absent
-    from its pretrained file) gets a **zero row** in that source's table: it
-    contributes nothing through that embedding until fine-tuning moves it.
+    ``tokenizer``, ``stop_words``) and ``min_count``. A word a source has no
+    vector for (rarer than that source's ``min_count``, or absent from its
+    pretrained file with ``oov_vectors="drop"``) gets a **zero row** in that
+    source's table: it contributes nothing through that embedding until
+    fine-tuning moves it. The out-of-vocabulary row of each table is the
+    source's own (zero unless the source has ``oov="token"``).
     ``coverage_`` reports the share of the vocabulary each source covers.
 
     Parameters
@@ -165,6 +168,7 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
                 )
             rows = np.array([fitted.vocabulary_.get(w, -1) for w in words])
             table = np.zeros((len(words) + N_RESERVED, fitted.embedding_.shape[1]), np.float32)
+            table[OOV_ID] = fitted.embedding_[OOV_ID]
             found = rows >= 0
             table[N_RESERVED:][found] = fitted.embedding_[rows[found]]
             tables.append(table)

@@ -104,3 +104,16 @@ def test_shared_vocabulary_uses_scikit_learn_tokenisation():
     assert set(meta.vocabulary_) == {"vio", "cafe", "te"}
     # Each source tokenises for itself: only "vio" is spelt alike without strip_accents.
     assert meta.coverage_ == {"plain": pytest.approx(1 / 3), "ascii": 1.0}
+
+
+def test_oov_row_comes_from_each_source(toy_corpus):
+    texts, _ = toy_corpus
+    texts = list(texts) + ["good rare1 movie", "bad rare2 film"]
+    meta = MetaEmbeddingTransformer(
+        [("token", Word2VecVectorizer(vector_size=3, min_count=2, oov="token", random_state=0)),
+         ("discard", Word2VecVectorizer(vector_size=3, min_count=2, random_state=0))],
+        min_count=2, oov="token",
+    ).fit(texts)
+    source = meta.sources[0][1].fit(texts)
+    np.testing.assert_array_equal(meta.embeddings_[0][1], source.embedding_[1])
+    assert meta.embeddings_[0][1].any() and not meta.embeddings_[1][1].any()
