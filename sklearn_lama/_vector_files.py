@@ -178,22 +178,18 @@ def _parse_header(line):
 def _read(blocks, path, fmt, keep, encoding):
     first = blocks.peek_line()
     header = _parse_header(first.decode("latin-1"))
+    if fmt == "glove" or (fmt == "auto" and header is None):
+        return _read_body(blocks, path, "glove", None, keep, encoding)
+    if header is None:
+        kind = "binary" if fmt == "binary" else "text"
+        raise ValueError(
+            f"{path}, line 1: expected a 'count dimension' header for word2vec {kind} "
+            f"(pretrained_format={fmt!r}), got {first[:60]!r}."
+        )
+    blocks.line()
     if fmt == "auto":
-        if header is None:
-            fmt = "glove"
-        else:
-            blocks.line()
-            fmt = "word2vec" if _is_text_record(blocks.peek_line(), header[1]) else "binary"
-            return _read_body(blocks, path, fmt, header, keep, encoding)
-    if fmt in ("word2vec", "binary"):
-        if header is None:
-            kind = "binary" if fmt == "binary" else "text"
-            raise ValueError(
-                f"{path}, line 1: expected a 'count dimension' header for word2vec {kind} "
-                f"(pretrained_format={fmt!r}), got {first[:60]!r}."
-            )
-        blocks.line()
-    return _read_body(blocks, path, fmt, header if fmt != "glove" else None, keep, encoding)
+        fmt = "word2vec" if _is_text_record(blocks.peek_line(), header[1]) else "binary"
+    return _read_body(blocks, path, fmt, header, keep, encoding)
 
 
 def _is_text_record(line, dim):

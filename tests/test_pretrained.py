@@ -6,15 +6,15 @@ import json
 import os
 from pathlib import Path
 
+import gensim
 import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 
-from sklearn_lama import Word2VecVectorizer
-from sklearn_lama import _vector_files
+from sklearn_lama import Word2VecVectorizer, _vector_files
 from sklearn_lama._vectorizer import procrustes
 
-GENSIM_GLOVE = Path(__import__("gensim").__file__).parent / "test" / "test_data" / "test_glove.txt"
+GENSIM_GLOVE = Path(gensim.__file__).parent / "test" / "test_data" / "test_glove.txt"
 
 ROWS = {"cat": [1, 0, 0], "dog": [0, 1, 0], "bird": [0, 0, 1], "zebra": [1, 1, 1]}
 DOCS = ["cat dog", "dog bird", "cat bird fish"] * 3
@@ -302,3 +302,10 @@ def test_frozen_vectors_save_and_load_weights(toy_corpus, unlabeled, tmp_path):
     np.testing.assert_array_equal(loaded.predict_proba(texts), pipe.predict_proba(texts))
     loaded.fit(texts, labels)  # still frozen after loading
     assert "unlabeled" in loaded["emb"].vocabulary_
+
+
+@pytest.mark.parametrize("fmt", ["word2vec", "binary"])
+def test_explicit_format_needs_its_header(tmp_path, fmt):
+    path = _write(tmp_path / "g.txt", _glove_text())
+    with pytest.raises(ValueError, match="g.txt, line 1: expected a 'count dimension' header"):
+        Word2VecVectorizer(pretrained=path, pretrained_format=fmt, min_count=1).fit(DOCS)

@@ -55,7 +55,7 @@ def test_tokenizer_and_pattern_options():
 @pytest.mark.parametrize("algorithm", ["word2vec", "fasttext"])
 def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path, algorithm):
     texts, _ = toy_corpus
-    params = dict(vector_size=8, min_count=2, algorithm=algorithm)
+    params = {"vector_size": 8, "min_count": 2, "algorithm": algorithm}
     vec = Word2VecVectorizer(random_state=3, **params).fit(texts)
     again = Word2VecVectorizer(random_state=3, **params).fit(texts)
     np.testing.assert_array_equal(vec.embedding_, again.embedding_)
@@ -231,7 +231,7 @@ def test_oov_token_row_is_trained_on_rare_words(toy_corpus):
 
 def test_fasttext_algorithm(toy_corpus):
     texts = list(toy_corpus[0]) + ["the terrrible plot"]  # a misspelling, seen once
-    params = dict(vector_size=8, min_count=1, random_state=0)
+    params = {"vector_size": 8, "min_count": 1, "random_state": 0}
     fast = Word2VecVectorizer(algorithm="fasttext", **params).fit(texts)
     word2vec = Word2VecVectorizer(**params).fit(texts)
     assert fast.vocabulary_ == word2vec.vocabulary_
@@ -242,4 +242,6 @@ def test_fasttext_algorithm(toy_corpus):
 
     # The rare misspelling shares the n-grams of the frequent word.
     assert similarity(fast, "terrrible", "terrible") > 0.5
-    assert similarity(fast, "terrrible", "terrible") > similarity(word2vec, "terrrible", "terrible")
+    assert similarity(fast, "terrrible", "terrible") > similarity(
+        word2vec, "terrrible", "terrible"
+    )
