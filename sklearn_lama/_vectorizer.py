@@ -248,6 +248,19 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
     ([6], (9, 8))
     >>> vec.inverse_transform(seqs)
     [['the', 'cat', 'sat', 'on', 'the', 'mat']]
+
+    Pretrained vectors (here a tiny GloVe file; a downloaded gensim-data name
+    such as ``"glove-wiki-gigaword-100"`` works the same); the corpus words
+    the file lacks get aligned corpus-trained vectors:
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "vectors.txt")
+    ...     with open(path, "w") as file:
+    ...         _ = file.write("the 0.1 0.2\\ncat 0.3 0.1\\nsat 0.2 0.2\\n")
+    ...     vec = Word2VecVectorizer(pretrained=path, random_state=0).fit(docs)
+    >>> vec.embedding_.shape, round(vec.coverage_, 2)
+    ((9, 2), 0.43)
     """
 
     _parameter_constraints = {
