@@ -9,7 +9,31 @@ feeds (a) ``LAMAClassifier()`` with default settings (fine-tuned embeddings)
 and (b) a logistic regression on frozen mean vectors; corpus-only word2vec is
 the reference. Test accuracy per seed.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/oov_vectors.py [--seeds 0 1] [--out DIR]``
+Run: ``OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/oov_vectors.py --seeds 0 1``
+
+Results (2026-11-23, 2-core AMD EPYC shared with other jobs, load average 5-9,
+so the fit seconds are noisy; MR test accuracy):
+
+=================================  ====  ==========  ========  ===============  ======
+variant                            seed  vocabulary  coverage  mean-vector LR   LAMA
+=================================  ====  ==========  ========  ===============  ======
+corpus word2vec (no file)          0     3371        -         0.6117           0.7456
+corpus word2vec (no file)          1     3371        -         0.6055           0.7375
+pretrained, oov_vectors="drop"     0     2202        1.000     0.6362           0.7051
+pretrained, oov_vectors="drop"     1     2202        1.000     0.6362           0.6995
+pretrained, oov_vectors="random"   0     3371        0.653     0.6356           0.7316
+pretrained, oov_vectors="random"   1     3371        0.653     0.6365           0.7248
+pretrained, oov_vectors="train"    0     3371        0.653     0.6345           0.7231
+pretrained, oov_vectors="train"    1     3371        0.653     0.6303           0.7335
+=================================  ====  ==========  ========  ===============  ======
+
+Keeping the uncovered words gains 2.7 points over dropping them; "train" and
+"random" tie on accuracy (0.7283 and 0.7282). Geometry (corpus word2vec on MR
+mapped onto the file's space, fitted on 90% of the shared words, mean cosine to
+the true vectors of the other 10%): scaled centred orthogonal Procrustes 0.679
+(shipped), affine least squares 0.667, uncentred orthogonal 0.677, the file's
+mean vector 0.638, "random" draws 0.365. Vectorizer fit on MR: "random" 0.85 s,
+"train" 5.2 s (one word2vec pass), corpus word2vec alone 6.2 s.
 """
 
 import argparse
@@ -23,6 +47,8 @@ from sklearn.linear_model import LogisticRegression
 
 from sklearn_lama import LAMAClassifier, Word2VecVectorizer
 from sklearn_lama._text import build_analyzer
+from sklearn_lama._vector_files import load_vectors
+from sklearn_lama._vectorizer import procrustes
 from sklearn_lama.datasets import load_mr, load_r8
 
 
@@ -44,6 +70,34 @@ def pretrained_file(folder):
     return path
 
 
+def _cosine(a, b):
+    return np.mean(np.sum(a * b, 1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1))
+
+
+def alignment(path, train):
+    """Held-out cosine of corpus vectors mapped into the file's space, per kind of map."""
+    vec = Word2VecVectorizer(random_state=0).fit(train)
+    words, table = load_vectors(path, keep=set(vec.vocabulary_))
+    trained = vec.embedding_[[vec.vocabulary_[w] for w in words]].astype(np.float64)
+    rng = np.random.RandomState(0)
+    order = rng.permutation(len(words))
+    fit, held = order[: int(0.9 * len(order))], order[int(0.9 * len(order)) :]
+    coef = np.linalg.lstsq(np.c_[trained[fit], np.ones(len(fit))], table[fit], rcond=None)[0]
+    u, _, vt = np.linalg.svd(trained[fit].T @ table[fit])
+    mean, std = table[fit].mean(0), table[fit].std(0)
+    guesses = {
+        "scaled centred orthogonal Procrustes (shipped)":
+            procrustes(trained[fit], table[fit])(trained[held]),
+        "affine least squares": np.c_[trained[held], np.ones(len(held))] @ coef,
+        "uncentred orthogonal Procrustes": trained[held] @ (u @ vt),
+        "the file's mean vector": np.tile(mean, (len(held), 1)),
+        "random draws (oov_vectors='random')":
+            mean + std * rng.standard_normal((len(held), len(mean))),
+    }
+    for name, guess in guesses.items():
+        print(f"{name}: held-out cosine {_cosine(guess, table[held]):.3f}")
+
+
 def mean_vectors(seqs):
     table = seqs.tables[0]
     return np.stack([table[seqs.document(i)].mean(0) if seqs.lengths[i] else
@@ -60,6 +114,7 @@ def main():
     path = pretrained_file(args.out)
     train, y_train = load_mr(subset="train", return_X_y=True)
     test, y_test = load_mr(subset="test", return_X_y=True)
+    alignment(path, train)
     variants = {"corpus word2vec (no file)": {}}
     variants.update({f"pretrained, oov_vectors={o!r}": {"pretrained": path, "oov_vectors": o}
                      for o in ("drop", "random", "train")})
