@@ -58,10 +58,18 @@ def pretrained_file(folder):
         return path
     tokenize = build_analyzer(Word2VecVectorizer())
     r8 = list(load_r8(subset="train", return_X_y=True)[0]) + list(
-        load_r8(subset="test", return_X_y=True)[0])
+        load_r8(subset="test", return_X_y=True)[0]
+    )
     mr = load_mr(subset="train", return_X_y=True)[0]
-    model = Word2Vec([tokenize(t) for t in r8 + list(mr)], vector_size=100, sg=1,
-                     min_count=2, epochs=10, workers=1, seed=0)
+    model = Word2Vec(
+        [tokenize(t) for t in r8 + list(mr)],
+        vector_size=100,
+        sg=1,
+        min_count=2,
+        epochs=10,
+        workers=1,
+        seed=0,
+    )
     r8_words = {w for t in r8 for w in tokenize(t)}
     keep = [w for w in model.wv.index_to_key if w in r8_words]
     kv = KeyedVectors(vector_size=100)
@@ -85,14 +93,14 @@ def alignment(path, train):
     coef = np.linalg.lstsq(np.c_[trained[fit], np.ones(len(fit))], table[fit], rcond=None)[0]
     u, _, vt = np.linalg.svd(trained[fit].T @ table[fit])
     mean, std = table[fit].mean(0), table[fit].std(0)
+    shipped = procrustes(trained[fit], table[fit])
+    draws = mean + std * rng.standard_normal((len(held), len(mean)))
     guesses = {
-        "scaled centred orthogonal Procrustes (shipped)":
-            procrustes(trained[fit], table[fit])(trained[held]),
+        "scaled centred orthogonal Procrustes (shipped)": shipped(trained[held]),
         "affine least squares": np.c_[trained[held], np.ones(len(held))] @ coef,
         "uncentred orthogonal Procrustes": trained[held] @ (u @ vt),
         "the file's mean vector": np.tile(mean, (len(held), 1)),
-        "random draws (oov_vectors='random')":
-            mean + std * rng.standard_normal((len(held), len(mean))),
+        "random draws (oov_vectors='random')": draws,
     }
     for name, guess in guesses.items():
         print(f"{name}: held-out cosine {_cosine(guess, table[held]):.3f}")
@@ -100,8 +108,12 @@ def alignment(path, train):
 
 def mean_vectors(seqs):
     table = seqs.tables[0]
-    return np.stack([table[seqs.document(i)].mean(0) if seqs.lengths[i] else
-                     np.zeros(table.shape[1]) for i in range(len(seqs))])
+    return np.stack(
+        [
+            table[seqs.document(i)].mean(0) if seqs.lengths[i] else np.zeros(table.shape[1])
+            for i in range(len(seqs))
+        ]
+    )
 
 
 def main():
@@ -116,8 +128,12 @@ def main():
     test, y_test = load_mr(subset="test", return_X_y=True)
     alignment(path, train)
     variants = {"corpus word2vec (no file)": {}}
-    variants.update({f"pretrained, oov_vectors={o!r}": {"pretrained": path, "oov_vectors": o}
-                     for o in ("drop", "random", "train")})
+    variants.update(
+        {
+            f"pretrained, oov_vectors={o!r}": {"pretrained": path, "oov_vectors": o}
+            for o in ("drop", "random", "train")
+        }
+    )
     print("variant | seed | vocabulary | coverage | mean-vector LR | LAMA | LAMA fit s")
     for name, params in variants.items():
         for seed in args.seeds:
@@ -129,8 +145,11 @@ def main():
             clf = LAMAClassifier(random_state=seed).fit(x_train, y_train)
             seconds = time.perf_counter() - start
             coverage = "-" if vec.coverage_ is None else f"{vec.coverage_:.3f}"
-            print(f"{name} | {seed} | {len(vec.vocabulary_)} | {coverage} | {lr_acc:.4f} | "
-                  f"{clf.score(x_test, y_test):.4f} | {seconds:.0f}", flush=True)
+            print(
+                f"{name} | {seed} | {len(vec.vocabulary_)} | {coverage} | {lr_acc:.4f} | "
+                f"{clf.score(x_test, y_test):.4f} | {seconds:.0f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -118,9 +118,7 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
             raise ValueError("sources must hold at least one (name, transformer) pair.")
         for i, pair in enumerate(self.sources):
             if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
-                raise TypeError(
-                    f"sources[{i}] must be a (name, transformer) tuple, got {pair!r}."
-                )
+                raise TypeError(f"sources[{i}] must be a (name, transformer) tuple, got {pair!r}.")
             if not hasattr(pair[1], "fit"):
                 raise TypeError(
                     f"Source {pair[0]!r} is {type(pair[1]).__name__}, which has no fit "
@@ -149,8 +147,9 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
             raise ValueError("raw_documents is empty: fit needs at least one document.")
         tokenize = build_analyzer(self)
         counts = Counter(token for doc in documents for token in tokenize(doc))
-        words = sorted((w for w, c in counts.items() if c >= self.min_count),
-                       key=lambda w: (-counts[w], w))
+        words = sorted(
+            (w for w, c in counts.items() if c >= self.min_count), key=lambda w: (-counts[w], w)
+        )
         if not words:
             raise ValueError(
                 f"No word occurs at least min_count={self.min_count} times in the "

@@ -418,15 +418,19 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
                 f"min_count={self.min_count} times has a vector in {self.pretrained!r}."
             )
         # Most frequent first, as word2vec orders its vocabulary; ties by word.
-        words = sorted(frequent if self.oov_vectors != "drop" else covered,
-                       key=lambda w: (-frequent[w], w))
+        words = sorted(
+            frequent if self.oov_vectors != "drop" else covered, key=lambda w: (-frequent[w], w)
+        )
         dim = table.shape[1]
         vectors = np.empty((len(words), dim), np.float32)
         has_vector = np.array([w in row_of for w in words])
         vectors[has_vector] = table[[row_of[w] for w in words if w in row_of]]
         if not has_vector.all():
             vectors[~has_vector] = self._uncovered_vectors(
-                corpus, counts, [w for w in words if w not in row_of], covered,
+                corpus,
+                counts,
+                [w for w in words if w not in row_of],
+                covered,
                 table[[row_of[w] for w in covered]],
             )
         self.coverage_ = float(has_vector.mean())
@@ -435,7 +439,8 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         weights = np.array([counts[w] for w in rare], np.float64)
         oov_row = (
             weights @ table[[row_of[w] for w in rare]] / weights.sum()
-            if rare else np.zeros(dim, np.float32)
+            if rare
+            else np.zeros(dim, np.float32)
         )
         return words, vectors, oov_row
 
@@ -483,10 +488,6 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if not isinstance(X, TokenSequences) or X.vocabulary_id != self.vocabulary_id_:
-            raise ValueError(
-                "X must be a TokenSequences produced by this fitted vectorizer."
-            )
+            raise ValueError("X must be a TokenSequences produced by this fitted vectorizer.")
         words = np.array(["<pad>", "<oov>", *self.vocabulary_], dtype=object)
-        return [
-            [str(w) for w in words[X.document(i)] if w != "<pad>"] for i in range(len(X))
-        ]
+        return [[str(w) for w in words[X.document(i)] if w != "<pad>"] for i in range(len(X))]

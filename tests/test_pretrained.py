@@ -53,8 +53,12 @@ def _as_bytes(data):
 @pytest.mark.parametrize("fmt", ["auto", "explicit"])
 def test_every_form_plain_and_compressed(tmp_path, form, suffix, fmt):
     path = _write(tmp_path / f"vectors{suffix}", COMPRESS[suffix](_as_bytes(FORMS[form]())))
-    vec = Word2VecVectorizer(pretrained=path, min_count=1, oov_vectors="drop",
-                             pretrained_format="auto" if fmt == "auto" else form).fit(DOCS)
+    vec = Word2VecVectorizer(
+        pretrained=path,
+        min_count=1,
+        oov_vectors="drop",
+        pretrained_format="auto" if fmt == "auto" else form,
+    ).fit(DOCS)
     assert set(vec.vocabulary_) == {"cat", "dog", "bird"}  # fish has no vector here
     for word in ("cat", "dog", "bird"):
         np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_[word]], ROWS[word])
@@ -87,8 +91,9 @@ def test_real_glove_sample_shipped_with_gensim():
     assert vec.embedding_.shape[1] == 50
     reference = KeyedVectors.load_word2vec_format(GENSIM_GLOVE, no_header=True)
     for word in ("the", "of", "that"):
-        np.testing.assert_allclose(vec.embedding_[vec.vocabulary_[word]], reference[word],
-                                   rtol=1e-6)
+        np.testing.assert_allclose(
+            vec.embedding_[vec.vocabulary_[word]], reference[word], rtol=1e-6
+        )
     assert vec.coverage_ == 1.0
 
 
@@ -190,16 +195,18 @@ def test_no_corpus_word_in_file(tmp_path):
 def test_uncovered_words_keep_their_place(tmp_path, oov_vectors):
     path = _write(tmp_path / "g.txt", _glove_text())
     docs = ["cat dog fish", "dog bird fish", "cat bird fish eel"] * 4
-    vec = Word2VecVectorizer(pretrained=path, min_count=1, oov_vectors=oov_vectors,
-                             random_state=0).fit(docs)
+    vec = Word2VecVectorizer(
+        pretrained=path, min_count=1, oov_vectors=oov_vectors, random_state=0
+    ).fit(docs)
     assert set(vec.vocabulary_) == {"cat", "dog", "bird", "fish", "eel"}
     assert vec.coverage_ == pytest.approx(3 / 5)
     for word in ("fish", "eel"):
         row = vec.embedding_[vec.vocabulary_[word]]
         assert row.any() and not any(np.allclose(row, v) for v in ROWS.values())
     np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["cat"]], ROWS["cat"])
-    again = Word2VecVectorizer(pretrained=path, min_count=1, oov_vectors=oov_vectors,
-                               random_state=0).fit(docs)
+    again = Word2VecVectorizer(
+        pretrained=path, min_count=1, oov_vectors=oov_vectors, random_state=0
+    ).fit(docs)
     np.testing.assert_array_equal(again.embedding_, vec.embedding_)
     assert vec.transform(["eel"]).document(0).tolist() == [vec.vocabulary_["eel"]]
 
@@ -220,16 +227,17 @@ def test_trained_uncovered_vectors_land_near_their_neighbours(tmp_path):
     docs = [" ".join(rng.choice(topics[i % 2], 8)) for i in range(400)]
     full = Word2VecVectorizer(vector_size=10, min_count=1, epochs=20, random_state=0).fit(docs)
     held_out = {"a0", "b0"}
-    rows = {w: full.embedding_[i].tolist() for w, i in full.vocabulary_.items()
-            if w not in held_out}
+    rows = {
+        w: full.embedding_[i].tolist() for w, i in full.vocabulary_.items() if w not in held_out
+    }
     path = _write(tmp_path / "g.txt", _glove_text(rows))
-    vec = Word2VecVectorizer(pretrained=path, min_count=1, epochs=20,
-                             random_state=1).fit(docs)
+    vec = Word2VecVectorizer(pretrained=path, min_count=1, epochs=20, random_state=1).fit(docs)
 
     def topic_similarity(word, topic):
         table = vec.embedding_ / np.linalg.norm(vec.embedding_, axis=1, keepdims=True).clip(1e-9)
-        return np.mean([table[vec.vocabulary_[word]] @ table[vec.vocabulary_[w]]
-                        for w in topic[1:]])
+        return np.mean(
+            [table[vec.vocabulary_[word]] @ table[vec.vocabulary_[w]] for w in topic[1:]]
+        )
 
     assert topic_similarity("a0", topics[0]) > topic_similarity("a0", topics[1]) + 0.2
     assert topic_similarity("b0", topics[1]) > topic_similarity("b0", topics[0]) + 0.2
@@ -289,8 +297,9 @@ def test_frozen_vectors_in_pipeline_and_grid_search(toy_corpus, unlabeled):
     assert search.predict(texts[:3]).shape == (3,)
 
 
-@pytest.mark.xfail(reason="needs FrozenEstimator support in _persistence (lead)", strict=True,
-                   raises=TypeError)
+@pytest.mark.xfail(
+    reason="needs FrozenEstimator support in _persistence (lead)", strict=True, raises=TypeError
+)
 def test_frozen_vectors_save_and_load_weights(toy_corpus, unlabeled, tmp_path):
     from sklearn_lama import load_weights, save_weights
 

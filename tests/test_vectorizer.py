@@ -17,8 +17,12 @@ from sklearn_lama import TokenSequences, Word2VecVectorizer
 def _mean_vector(sequences):
     table = sequences.tables[0]
     return np.stack(
-        [table[sequences.document(i)].mean(0) if sequences.lengths[i] else
-         np.zeros(table.shape[1], np.float32) for i in range(len(sequences))]
+        [
+            table[sequences.document(i)].mean(0)
+            if sequences.lengths[i]
+            else np.zeros(table.shape[1], np.float32)
+            for i in range(len(sequences))
+        ]
     )
 
 
@@ -36,19 +40,22 @@ def test_fit_transform_vocabulary_and_ids(toy_corpus):
 
 def test_oov_token_and_max_len(toy_corpus):
     texts, _ = toy_corpus
-    vec = Word2VecVectorizer(vector_size=4, min_count=1, oov="token", max_len=2,
-                             random_state=0).fit(texts)
+    vec = Word2VecVectorizer(
+        vector_size=4, min_count=1, oov="token", max_len=2, random_state=0
+    ).fit(texts)
     seqs = vec.transform(["zzz good movie plot"])
     assert seqs.document(0).tolist() == [1, vec.vocabulary_["good"]]
 
 
 def test_tokenizer_and_pattern_options():
     texts = ["A-B c", "a-b C"] * 5
-    vec = Word2VecVectorizer(vector_size=4, min_count=1, token_pattern=r"[^ ]+",
-                             lowercase=False, random_state=0).fit(texts)
+    vec = Word2VecVectorizer(
+        vector_size=4, min_count=1, token_pattern=r"[^ ]+", lowercase=False, random_state=0
+    ).fit(texts)
     assert set(vec.vocabulary_) == {"A-B", "a-b", "c", "C"}
-    vec = Word2VecVectorizer(vector_size=4, min_count=1, tokenizer=str.split,
-                             random_state=0).fit(texts)
+    vec = Word2VecVectorizer(vector_size=4, min_count=1, tokenizer=str.split, random_state=0).fit(
+        texts
+    )
     assert set(vec.vocabulary_) == {"a-b", "c"}
 
 
@@ -92,15 +99,19 @@ def test_clone_pickle_roundtrip(toy_corpus):
 
 def test_pipeline_and_grid_search(toy_corpus):
     texts, labels = toy_corpus
-    pipe = Pipeline([
-        ("emb", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
-        ("mean", FunctionTransformer(_mean_vector)),
-        ("clf", LogisticRegression()),
-    ])
+    pipe = Pipeline(
+        [
+            ("emb", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
+            ("mean", FunctionTransformer(_mean_vector)),
+            ("clf", LogisticRegression()),
+        ]
+    )
     search = GridSearchCV(pipe, {"emb__vector_size": [4, 8]}, cv=2).fit(texts, labels)
     assert search.best_params_["emb__vector_size"] in (4, 8)
-    assert search.best_estimator_.named_steps["emb"].embedding_.shape[1] == \
-        search.best_params_["emb__vector_size"]
+    assert (
+        search.best_estimator_.named_steps["emb"].embedding_.shape[1]
+        == search.best_params_["emb__vector_size"]
+    )
 
 
 def test_inverse_transform(toy_corpus):
@@ -182,18 +193,25 @@ def test_token_sequences_indexing():
 
 def test_scikit_learn_tokenisation_options():
     texts = ["Café au lait, THE best!", "the café is open"] * 3
-    vec = Word2VecVectorizer(vector_size=4, min_count=1, strip_accents="unicode",
-                             stop_words=["the", "is"], random_state=0).fit(texts)
+    vec = Word2VecVectorizer(
+        vector_size=4,
+        min_count=1,
+        strip_accents="unicode",
+        stop_words=["the", "is"],
+        random_state=0,
+    ).fit(texts)
     assert "cafe" in vec.vocabulary_ and "café" not in vec.vocabulary_
     assert "the" not in vec.vocabulary_
     # Tokens stay in document order; stop words and punctuation as configured.
     tokens = vec.inverse_transform(vec.transform(["The best café, open!"]))
     assert tokens == [["best", "cafe", ",", "open", "!"]]
-    english = Word2VecVectorizer(vector_size=4, min_count=1, stop_words="english",
-                                 random_state=0).fit(texts)
+    english = Word2VecVectorizer(
+        vector_size=4, min_count=1, stop_words="english", random_state=0
+    ).fit(texts)
     assert {"the", "is"}.isdisjoint(english.vocabulary_) and "lait" in english.vocabulary_
-    upper = Word2VecVectorizer(vector_size=4, min_count=1, preprocessor=str.upper,
-                               random_state=0).fit(texts)
+    upper = Word2VecVectorizer(
+        vector_size=4, min_count=1, preprocessor=str.upper, random_state=0
+    ).fit(texts)
     assert "CAFÉ" in upper.vocabulary_  # the preprocessor replaces lowercase
 
 
