@@ -167,6 +167,8 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         OOV row is trained on the very contexts where ``transform`` will put
         id 1), and with ``pretrained`` it is the count-weighted mean of the
         file's vectors of those words. It stays zero if there are none.
+        (LAMA on MR, 2 seeds: 0.7366 against 0.7336 with a zero OOV row, within
+        seed noise.)
     vector_size : int, default=100
         Dimension of the trained vectors (paper: 100). Ignored with ``pretrained``.
     min_count : int, default=5
