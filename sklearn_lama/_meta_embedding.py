@@ -4,11 +4,12 @@ from collections import Counter
 
 import numpy as np
 from sklearn.base import TransformerMixin, clone
-from sklearn.utils.metaestimators import _BaseComposition
 
-from ._text import build_tokenizer, check_documents
-from ._vectorizer import N_RESERVED, TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin
 from ._persistence import register
+from ._sequences import OOV_ID
+from ._sklearn_compat import _BaseComposition
+from ._text import build_analyzer, check_documents
+from ._vectorizer import N_RESERVED, TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin
 
 __all__ = ["MetaEmbeddingTransformer"]
 
@@ -29,10 +30,13 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
     ``<step>__<name>__<parameter>``, e.g. ``emb__cbow__vector_size``.
 
     The shared vocabulary is built by this transformer's own tokenisation
-    (``lowercase``, ``token_pattern``, ``tokenizer``) and ``min_count``. A word
-    a source has no vector for (rarer than that source's ``min_count``, or absent
-    from its pretrained file) gets a **zero row** in that source's table: it
-    contributes nothing through that embedding until fine-tuning moves it.
+    (``strip_accents``, ``lowercase``, ``preprocessor``, ``token_pattern``,
+    ``tokenizer``, ``stop_words``) and ``min_count``. A word a source has no
+    vector for (rarer than that source's ``min_count``, or absent from its
+    pretrained file with ``oov_vectors="drop"``) gets a **zero row** in that
+    source's table: it contributes nothing through that embedding until
+    fine-tuning moves it. The out-of-vocabulary row of each table is the
+    source's own (zero unless the source has ``oov="token"``).
     ``coverage_`` reports the share of the vocabulary each source covers.
 
     Parameters
@@ -41,8 +45,10 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         Embedding sources. Each must expose ``vocabulary_`` (word → row) and
         ``embedding_`` (the table) after ``fit``, as
         :class:`Word2VecVectorizer` does.
-    lowercase, token_pattern, tokenizer, max_len, oov, encoding
+    strip_accents, lowercase, preprocessor, token_pattern, tokenizer, stop_words
         Tokenisation of the shared vocabulary; as in :class:`Word2VecVectorizer`.
+    max_len, oov, encoding
+        As in :class:`Word2VecVectorizer`.
     min_count : int, default=5
         Words seen fewer times are left out of the shared vocabulary.
 
@@ -77,18 +83,24 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         self,
         sources,
         *,
+        strip_accents=None,
         lowercase=True,
+        preprocessor=None,
         token_pattern=r"(?u)\b\w+\b|[^\w\s]",
         tokenizer=None,
+        stop_words=None,
         max_len=None,
         oov="discard",
         min_count=5,
         encoding="utf-8",
     ):
         self.sources = sources
+        self.strip_accents = strip_accents
         self.lowercase = lowercase
+        self.preprocessor = preprocessor
         self.token_pattern = token_pattern
         self.tokenizer = tokenizer
+        self.stop_words = stop_words
         self.max_len = max_len
         self.oov = oov
         self.min_count = min_count
@@ -108,9 +120,7 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
             raise ValueError("sources must hold at least one (name, transformer) pair.")
         for i, pair in enumerate(self.sources):
             if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
-                raise TypeError(
-                    f"sources[{i}] must be a (name, transformer) tuple, got {pair!r}."
-                )
+                raise TypeError(f"sources[{i}] must be a (name, transformer) tuple, got {pair!r}.")
             if not hasattr(pair[1], "fit"):
                 raise TypeError(
                     f"Source {pair[0]!r} is {type(pair[1]).__name__}, which has no fit "
@@ -137,10 +147,11 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         documents = check_documents(raw_documents, self.encoding, "raw_documents")
         if not documents:
             raise ValueError("raw_documents is empty: fit needs at least one document.")
-        tokenize = build_tokenizer(self.lowercase, self.token_pattern, self.tokenizer)
+        tokenize = build_analyzer(self)
         counts = Counter(token for doc in documents for token in tokenize(doc))
-        words = sorted((w for w, c in counts.items() if c >= self.min_count),
-                       key=lambda w: (-counts[w], w))
+        words = sorted(
+            (w for w, c in counts.items() if c >= self.min_count), key=lambda w: (-counts[w], w)
+        )
         if not words:
             raise ValueError(
                 f"No word occurs at least min_count={self.min_count} times in the "
@@ -158,6 +169,7 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
                 )
             rows = np.array([fitted.vocabulary_.get(w, -1) for w in words])
             table = np.zeros((len(words) + N_RESERVED, fitted.embedding_.shape[1]), np.float32)
+            table[OOV_ID] = fitted.embedding_[OOV_ID]
             found = rows >= 0
             table[N_RESERVED:][found] = fitted.embedding_[rows[found]]
             tables.append(table)

@@ -5,6 +5,7 @@ from array import array
 from collections.abc import Iterable
 
 import numpy as np
+from sklearn.feature_extraction.text import CountVectorizer
 
 from ._sequences import OOV_ID
 
@@ -60,32 +61,36 @@ def _decoded(raw_documents, encoding, param):
         yield doc
 
 
-def build_tokenizer(lowercase, token_pattern, tokenizer):
-    """Return a function mapping one document to its list of tokens."""
-    if tokenizer is not None:
-        if not callable(tokenizer):
-            raise TypeError(
-                f"tokenizer must be a callable or None, got {type(tokenizer).__name__}."
-            )
-        split = tokenizer
-    else:
-        if not isinstance(token_pattern, str):
-            raise TypeError(
-                f"token_pattern must be a str, got {type(token_pattern).__name__}."
-            )
-        try:
-            pattern = re.compile(token_pattern)
-        except re.error as exc:
-            raise ValueError(f"token_pattern {token_pattern!r} is not a valid regex: {exc}.")
-        if pattern.groups > 1:
-            raise ValueError(
-                f"token_pattern {token_pattern!r} has more than one capturing group."
-            )
-        split = pattern.findall
+def build_analyzer(transformer):
+    """Return the function mapping one document to its tokens, in document order.
 
-    if lowercase:
-        return lambda doc: split(doc.lower())
-    return split
+    scikit-learn's own word analyzer (that of
+    :class:`~sklearn.feature_extraction.text.CountVectorizer` with unigrams),
+    configured from the ``preprocessor``, ``strip_accents``, ``lowercase``,
+    ``tokenizer``, ``token_pattern`` and ``stop_words`` parameters of
+    ``transformer``, with their meaning there.
+    """
+    uses_pattern = transformer.tokenizer is None
+    words = CountVectorizer(
+        analyzer="word",
+        ngram_range=(1, 1),
+        preprocessor=transformer.preprocessor,
+        strip_accents=transformer.strip_accents,
+        lowercase=transformer.lowercase,
+        tokenizer=transformer.tokenizer,
+        # None when unused, so that a tokenizer does not warn about our default pattern.
+        token_pattern=transformer.token_pattern if uses_pattern else None,
+        stop_words=transformer.stop_words,
+    )
+    try:
+        return words.build_analyzer()
+    except re.error as exc:
+        raise ValueError(
+            f"token_pattern {transformer.token_pattern!r} is not a valid regular "
+            f"expression: {exc}."
+        ) from None
+    except ValueError as exc:
+        raise ValueError(f"token_pattern {transformer.token_pattern!r}: {exc}") from None
 
 
 def encode_documents(documents, tokenize, vocabulary, discard_oov, max_len):

@@ -32,20 +32,25 @@ def test_one_table_per_source_over_one_vocabulary(toy_corpus):
     meta = _meta().fit(texts)
     seqs = meta.transform(texts)
     assert isinstance(seqs, TokenSequences)
-    assert [t.shape for t in seqs.tables] == [(len(meta.vocabulary_) + 2, 4),
-                                               (len(meta.vocabulary_) + 2, 6)]
+    assert [t.shape for t in seqs.tables] == [
+        (len(meta.vocabulary_) + 2, 4),
+        (len(meta.vocabulary_) + 2, 6),
+    ]
     assert seqs.tables[0] is meta.embeddings_[0]
     cbow = Word2VecVectorizer(vector_size=4, sg=0, min_count=1, random_state=0).fit(texts)
     for word in ("good", "movie"):
-        np.testing.assert_array_equal(meta.embeddings_[0][meta.vocabulary_[word]],
-                                      cbow.embedding_[cbow.vocabulary_[word]])
+        np.testing.assert_array_equal(
+            meta.embeddings_[0][meta.vocabulary_[word]], cbow.embedding_[cbow.vocabulary_[word]]
+        )
 
 
 def test_missing_words_get_zero_fallback_rows():
     docs = ["common common common rare"] * 1 + ["common word word word"] * 2
     meta = MetaEmbeddingTransformer(
-        [("all", Word2VecVectorizer(vector_size=3, min_count=1, random_state=0)),
-         ("frequent", Word2VecVectorizer(vector_size=3, min_count=3, random_state=0))],
+        [
+            ("all", Word2VecVectorizer(vector_size=3, min_count=1, random_state=0)),
+            ("frequent", Word2VecVectorizer(vector_size=3, min_count=3, random_state=0)),
+        ],
         min_count=1,
     ).fit(docs)
     rare = meta.vocabulary_["rare"]
@@ -70,8 +75,13 @@ def test_pickle_pipeline_and_grid_search(toy_corpus):
     meta = _meta().fit(texts)
     restored = pickle.loads(pickle.dumps(meta))
     np.testing.assert_array_equal(restored.transform(texts).ids, meta.transform(texts).ids)
-    pipe = Pipeline([("emb", _meta()), ("sum", FunctionTransformer(_first_table_mean)),
-                     ("clf", LogisticRegression())])
+    pipe = Pipeline(
+        [
+            ("emb", _meta()),
+            ("sum", FunctionTransformer(_first_table_mean)),
+            ("clf", LogisticRegression()),
+        ]
+    )
     search = GridSearchCV(pipe, {"emb__cbow__vector_size": [3, 4]}, cv=2).fit(texts, labels)
     best = search.best_params_["emb__cbow__vector_size"]
     assert search.best_estimator_["emb"].embeddings_[0].shape[1] == best
@@ -91,3 +101,40 @@ def test_bad_sources(toy_corpus, sources, error, match):
     texts, _ = toy_corpus
     with pytest.raises(error, match=match):
         MetaEmbeddingTransformer(sources, min_count=1).fit(texts)
+
+
+def test_shared_vocabulary_uses_scikit_learn_tokenisation():
+    docs = ["Él vio el café", "el café y el té"] * 3
+    meta = MetaEmbeddingTransformer(
+        [
+            ("plain", Word2VecVectorizer(vector_size=3, min_count=1, random_state=0)),
+            (
+                "ascii",
+                Word2VecVectorizer(
+                    vector_size=3, min_count=1, strip_accents="ascii", random_state=0
+                ),
+            ),
+        ],
+        min_count=1,
+        strip_accents="ascii",
+        stop_words=["el", "y"],
+    ).fit(docs)
+    assert set(meta.vocabulary_) == {"vio", "cafe", "te"}
+    # Each source tokenises for itself: only "vio" is spelt alike without strip_accents.
+    assert meta.coverage_ == {"plain": pytest.approx(1 / 3), "ascii": 1.0}
+
+
+def test_oov_row_comes_from_each_source(toy_corpus):
+    texts, _ = toy_corpus
+    texts = list(texts) + ["good rare1 movie", "bad rare2 film"]
+    meta = MetaEmbeddingTransformer(
+        [
+            ("token", Word2VecVectorizer(vector_size=3, min_count=2, oov="token", random_state=0)),
+            ("discard", Word2VecVectorizer(vector_size=3, min_count=2, random_state=0)),
+        ],
+        min_count=2,
+        oov="token",
+    ).fit(texts)
+    source = meta.sources[0][1].fit(texts)
+    np.testing.assert_array_equal(meta.embeddings_[0][1], source.embedding_[1])
+    assert meta.embeddings_[0][1].any() and not meta.embeddings_[1][1].any()

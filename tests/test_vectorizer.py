@@ -17,8 +17,12 @@ from sklearn_lama import TokenSequences, Word2VecVectorizer
 def _mean_vector(sequences):
     table = sequences.tables[0]
     return np.stack(
-        [table[sequences.document(i)].mean(0) if sequences.lengths[i] else
-         np.zeros(table.shape[1], np.float32) for i in range(len(sequences))]
+        [
+            table[sequences.document(i)].mean(0)
+            if sequences.lengths[i]
+            else np.zeros(table.shape[1], np.float32)
+            for i in range(len(sequences))
+        ]
     )
 
 
@@ -36,28 +40,33 @@ def test_fit_transform_vocabulary_and_ids(toy_corpus):
 
 def test_oov_token_and_max_len(toy_corpus):
     texts, _ = toy_corpus
-    vec = Word2VecVectorizer(vector_size=4, min_count=1, oov="token", max_len=2,
-                             random_state=0).fit(texts)
+    vec = Word2VecVectorizer(
+        vector_size=4, min_count=1, oov="token", max_len=2, random_state=0
+    ).fit(texts)
     seqs = vec.transform(["zzz good movie plot"])
     assert seqs.document(0).tolist() == [1, vec.vocabulary_["good"]]
 
 
 def test_tokenizer_and_pattern_options():
     texts = ["A-B c", "a-b C"] * 5
-    vec = Word2VecVectorizer(vector_size=4, min_count=1, token_pattern=r"[^ ]+",
-                             lowercase=False, random_state=0).fit(texts)
+    vec = Word2VecVectorizer(
+        vector_size=4, min_count=1, token_pattern=r"[^ ]+", lowercase=False, random_state=0
+    ).fit(texts)
     assert set(vec.vocabulary_) == {"A-B", "a-b", "c", "C"}
-    vec = Word2VecVectorizer(vector_size=4, min_count=1, tokenizer=str.split,
-                             random_state=0).fit(texts)
+    vec = Word2VecVectorizer(vector_size=4, min_count=1, tokenizer=str.split, random_state=0).fit(
+        texts
+    )
     assert set(vec.vocabulary_) == {"a-b", "c"}
 
 
-def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path):
+@pytest.mark.parametrize("algorithm", ["word2vec", "fasttext"])
+def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path, algorithm):
     texts, _ = toy_corpus
-    vec = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3).fit(texts)
-    again = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3).fit(texts)
+    params = {"vector_size": 8, "min_count": 2, "algorithm": algorithm}
+    vec = Word2VecVectorizer(random_state=3, **params).fit(texts)
+    again = Word2VecVectorizer(random_state=3, **params).fit(texts)
     np.testing.assert_array_equal(vec.embedding_, again.embedding_)
-    other = Word2VecVectorizer(vector_size=8, min_count=2, random_state=4).fit(texts)
+    other = Word2VecVectorizer(random_state=4, **params).fit(texts)
     assert not np.array_equal(vec.embedding_, other.embedding_)
 
     # A different hash seed in a fresh interpreter must not change the vectors.
@@ -66,7 +75,8 @@ def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path):
     code = (
         "import sys, numpy as np; from sklearn_lama import Word2VecVectorizer;"
         "t = open(sys.argv[1]).read().split('\\n');"
-        "v = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3).fit(t);"
+        "v = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3,"
+        f"algorithm={algorithm!r}).fit(t);"
         "np.save(sys.argv[2], v.embedding_)"
     )
     out = tmp_path / "emb.npy"
@@ -89,15 +99,19 @@ def test_clone_pickle_roundtrip(toy_corpus):
 
 def test_pipeline_and_grid_search(toy_corpus):
     texts, labels = toy_corpus
-    pipe = Pipeline([
-        ("emb", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
-        ("mean", FunctionTransformer(_mean_vector)),
-        ("clf", LogisticRegression()),
-    ])
+    pipe = Pipeline(
+        [
+            ("emb", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
+            ("mean", FunctionTransformer(_mean_vector)),
+            ("clf", LogisticRegression()),
+        ]
+    )
     search = GridSearchCV(pipe, {"emb__vector_size": [4, 8]}, cv=2).fit(texts, labels)
     assert search.best_params_["emb__vector_size"] in (4, 8)
-    assert search.best_estimator_.named_steps["emb"].embedding_.shape[1] == \
-        search.best_params_["emb__vector_size"]
+    assert (
+        search.best_estimator_.named_steps["emb"].embedding_.shape[1]
+        == search.best_params_["emb__vector_size"]
+    )
 
 
 def test_inverse_transform(toy_corpus):
@@ -151,63 +165,13 @@ def test_accepts_numpy_array_and_generator(toy_corpus):
         ({"sg": 2}, "sg"),
         ({"tokenizer": "split"}, "tokenizer"),
         ({"pretrained_format": "txt"}, "pretrained_format"),
+        ({"oov_vectors": "zero"}, "oov_vectors"),
+        ({"algorithm": "glove"}, "algorithm"),
     ],
 )
 def test_bad_parameters(params, match):
     with pytest.raises(ValueError, match=match):
         Word2VecVectorizer(**params).fit(["a b c"] * 10)
-
-
-def _write(path, text, mode="w"):
-    with open(path, mode) as f:
-        f.write(text)
-    return str(path)
-
-
-def test_pretrained_text_formats(tmp_path):
-    docs = ["cat dog", "dog bird", "cat bird fish"] * 3
-    rows = {"cat": [1, 0, 0], "dog": [0, 1, 0], "bird": [0, 0, 1], "zebra": [1, 1, 1]}
-    body = "".join(f"{w} {' '.join(map(str, v))}\n" for w, v in rows.items())
-    glove = _write(tmp_path / "g.txt", body)
-    w2v = _write(tmp_path / "w.txt", f"{len(rows)} 3\n" + body)
-    for path, fmt in [(glove, "glove"), (glove, "auto"), (w2v, "word2vec"), (w2v, "auto")]:
-        vec = Word2VecVectorizer(pretrained=path, pretrained_format=fmt, min_count=1).fit(docs)
-        assert set(vec.vocabulary_) == {"cat", "dog", "bird"}  # fish has no vector
-        for word in ("cat", "dog", "bird"):
-            np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_[word]], rows[word])
-
-
-def test_pretrained_binary(tmp_path):
-    vectors = {"cat": np.array([1, 2], np.float32), "dog": np.array([3, 4], np.float32)}
-    data = b"2 2\n" + b"".join(w.encode() + b" " + v.tobytes() + b"\n" for w, v in vectors.items())
-    path = _write(tmp_path / "v.bin", data, "wb")
-    vec = Word2VecVectorizer(pretrained=path, min_count=1).fit(["cat dog"] * 2)
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["dog"]], [3, 4])
-    truncated = _write(tmp_path / "t.bin", data[:-6], "wb")
-    with pytest.raises(ValueError, match="truncated"):
-        Word2VecVectorizer(pretrained=truncated, min_count=1).fit(["cat dog"] * 2)
-
-
-@pytest.mark.parametrize(
-    "content, match",
-    [
-        ("", "holds no vectors"),
-        ("cat 1 2\ndog 1\n", "line 2: expected a word and 2 numbers"),
-        ("cat 1 2\ndog 1 x\n", "line 2: 'x' is not a number"),
-        ("3 2\ncat 1 2\ndog 1 2\n", "announces 3 vectors but the file holds 2"),
-        ("cat 1 nan\n", "line 1: the vector holds NaN"),
-    ],
-)
-def test_bad_pretrained_files(tmp_path, content, match):
-    path = _write(tmp_path / "bad.txt", content)
-    with pytest.raises(ValueError, match=match) as info:
-        Word2VecVectorizer(pretrained=path, min_count=1).fit(["cat dog"] * 2)
-    assert "bad.txt" in str(info.value)
-
-
-def test_pretrained_missing_file():
-    with pytest.raises(ValueError, match="does not exist"):
-        Word2VecVectorizer(pretrained="/nonexistent/vectors.txt").fit(["a b"] * 5)
 
 
 def test_token_sequences_indexing():
@@ -225,3 +189,77 @@ def test_token_sequences_indexing():
         TokenSequences([7], [0, 1], (table,), "v")
     with pytest.raises(ValueError, match="share one vocabulary"):
         TokenSequences([1], [0, 1], (table, table[:3]), "v")
+
+
+def test_scikit_learn_tokenisation_options():
+    texts = ["Café au lait, THE best!", "the café is open"] * 3
+    vec = Word2VecVectorizer(
+        vector_size=4,
+        min_count=1,
+        strip_accents="unicode",
+        stop_words=["the", "is"],
+        random_state=0,
+    ).fit(texts)
+    assert "cafe" in vec.vocabulary_ and "café" not in vec.vocabulary_
+    assert "the" not in vec.vocabulary_
+    # Tokens stay in document order; stop words and punctuation as configured.
+    tokens = vec.inverse_transform(vec.transform(["The best café, open!"]))
+    assert tokens == [["best", "cafe", ",", "open", "!"]]
+    english = Word2VecVectorizer(
+        vector_size=4, min_count=1, stop_words="english", random_state=0
+    ).fit(texts)
+    assert {"the", "is"}.isdisjoint(english.vocabulary_) and "lait" in english.vocabulary_
+    upper = Word2VecVectorizer(
+        vector_size=4, min_count=1, preprocessor=str.upper, random_state=0
+    ).fit(texts)
+    assert "CAFÉ" in upper.vocabulary_  # the preprocessor replaces lowercase
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"strip_accents": "latin"}, "strip_accents"),
+        ({"stop_words": "french"}, "stop_words"),
+        ({"preprocessor": "lower"}, "preprocessor"),
+        ({"token_pattern": "(a)(b)"}, "token_pattern .*capturing group"),
+        ({"token_pattern": "(unclosed"}, "token_pattern .*not a valid regular expression"),
+    ],
+)
+def test_bad_tokenisation_parameters(params, match):
+    with pytest.raises(ValueError, match=match):
+        Word2VecVectorizer(**params).fit(["a b c"] * 10)
+
+
+def test_tokenizer_with_default_pattern_does_not_warn(recwarn):
+    Word2VecVectorizer(vector_size=4, min_count=1, tokenizer=str.split).fit(["a b"] * 3)
+    assert not [w for w in recwarn if "token_pattern" in str(w.message)]
+
+
+def test_oov_token_row_is_trained_on_rare_words(toy_corpus):
+    texts, _ = toy_corpus
+    texts = list(texts) + ["good rare1 movie", "bad rare2 film", "great rare3 plot"]
+    token = Word2VecVectorizer(vector_size=8, min_count=2, oov="token", random_state=0).fit(texts)
+    assert token.embedding_[1].any()
+    assert "\0rare\0" not in token.vocabulary_ and "rare1" not in token.vocabulary_
+    assert token.transform(["rare2 good"]).document(0).tolist() == [1, token.vocabulary_["good"]]
+    discard = Word2VecVectorizer(vector_size=8, min_count=2, random_state=0).fit(texts)
+    assert not discard.embedding_[:2].any()
+    assert discard.vocabulary_ == token.vocabulary_
+
+
+def test_fasttext_algorithm(toy_corpus):
+    texts = list(toy_corpus[0]) + ["the terrrible plot"]  # a misspelling, seen once
+    params = {"vector_size": 8, "min_count": 1, "random_state": 0}
+    fast = Word2VecVectorizer(algorithm="fasttext", **params).fit(texts)
+    word2vec = Word2VecVectorizer(**params).fit(texts)
+    assert fast.vocabulary_ == word2vec.vocabulary_
+
+    def similarity(vec, a, b):
+        u, v = vec.embedding_[vec.vocabulary_[a]], vec.embedding_[vec.vocabulary_[b]]
+        return u @ v / np.linalg.norm(u) / np.linalg.norm(v)
+
+    # The rare misspelling shares the n-grams of the frequent word.
+    assert similarity(fast, "terrrible", "terrible") > 0.5
+    assert similarity(fast, "terrrible", "terrible") > similarity(
+        word2vec, "terrrible", "terrible"
+    )
