@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 
-from sklearn_lama import Word2VecVectorizer, _persistence, _vector_files
+from sklearn_lama import Word2VecVectorizer, _vector_files
 from sklearn_lama._vectorizer import procrustes
 
 GENSIM_GLOVE = Path(gensim.__file__).parent / "test" / "test_data" / "test_glove.txt"
@@ -297,12 +297,6 @@ def test_frozen_vectors_in_pipeline_and_grid_search(toy_corpus, unlabeled):
     assert search.predict(texts[:3]).shape == (3,)
 
 
-@pytest.mark.xfail(
-    not hasattr(_persistence, "FrozenEstimator"),
-    reason="needs FrozenEstimator support in _persistence (lead)",
-    raises=TypeError,
-    strict=True,
-)
 def test_frozen_vectors_save_and_load_weights(toy_corpus, unlabeled, tmp_path):
     from sklearn_lama import load_weights, save_weights
 

@@ -107,7 +107,6 @@ def test_pipeline_and_grid_search(toy_corpus):
         ]
     )
     search = GridSearchCV(pipe, {"emb__vector_size": [4, 8]}, cv=2).fit(texts, labels)
-    assert search.best_params_["emb__vector_size"] in (4, 8)
     assert (
         search.best_estimator_.named_steps["emb"].embedding_.shape[1]
         == search.best_params_["emb__vector_size"]
