@@ -37,10 +37,17 @@ LABELS = {
 }
 # The defaults of sklearn_lama 0.1.0, where they differ from today's: the
 # baseline of the speed comparison (step parameters of the default pipelines).
+_PREVIOUS_WORD2VEC = {"epochs": 5, "min_count": 5, "oov": "discard", "algorithm": "word2vec"}
 PREVIOUS = {
-    "lama": {},
-    "fcsr": {},
-    "duo": {},
+    "lama": {**{f"emb__{k}": v for k, v in _PREVIOUS_WORD2VEC.items()},
+             "clf__lr": 1e-3, "clf__dropout": 0.4, "clf__max_epochs": 20, "clf__patience": 5},
+    "fcsr": {**{f"emb__{k}": v for k, v in _PREVIOUS_WORD2VEC.items()},
+             "clf__lr": 0.01, "clf__dropout": 0.3, "clf__max_epochs": 20, "clf__patience": 5},
+    "duo": {**{f"emb__{source}__{k}": v for source in ("cbow", "skipgram")
+               for k, v in _PREVIOUS_WORD2VEC.items() if k not in ("min_count", "oov")},
+            "emb__min_count": 5, "emb__oov": "discard",
+            "clf__lr": 1e-3, "clf__dropout": 0.1, "clf__max_epochs": 20, "clf__patience": 5,
+            "clf__positions": None},
 }
 
 
