@@ -175,6 +175,8 @@ def test_plot_attention_draws_on_given_axes_and_cuts_tokens(fitted):
         plot_attention(pipe, DOCS[0], max_tokens=0)
     with pytest.raises(TypeError, match="document must be one str"):
         plot_attention(pipe, DOCS[:2])
+    with pytest.raises(ValueError, match="no token left"):
+        plot_attention(pipe, "")
 
 
 def test_plot_training_curves(fitted):

@@ -21,15 +21,17 @@ def _pyplot():
     return pyplot
 
 
-def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="Reds"):
+def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r"):
     """Heat-map of a document's attention: one row per head or stream, one column per token.
 
     Row ``j`` is the attention distribution of head ``j`` (LAMA's ``A``, Eq.
     13), of one direction of the Duo head (``a^P``'s weights, scored on
     ``S``, Eq. 1, and ``a^S``'s, scored on ``P``, Eq. 2) or FCSR's feature
     attention averaged over features (one row), over the tokens the
-    vectorizer kept. Each row sums to 1. The title gives the predicted class
-    and its probability.
+    vectorizer kept. Each row sums to 1. The colours are centred on the
+    uniform weight ``1 / n_tokens`` (white): red tokens get more attention than
+    a uniform average would give them, blue ones less. The title gives the
+    predicted class and its probability.
 
     Parameters
     ----------
@@ -44,8 +46,9 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="Reds")
     max_tokens : int, default=None
         Show only the first ``max_tokens`` tokens (the weights are those of the
         whole document); ``None`` shows all of them.
-    cmap : str or matplotlib colormap, default="Reds"
-        Colours of the weights.
+    cmap : str or matplotlib colormap, default="RdBu_r"
+        Colours of the weights; a diverging map suits the centring on the
+        uniform weight.
 
     Returns
     -------
@@ -87,22 +90,32 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="Reds")
     ):
         raise ValueError(f"max_tokens must be a positive int or None; got {max_tokens!r}.")
     plt = _pyplot()
+    from matplotlib.colors import TwoSlopeNorm
+
     attended = attend(pipeline, [document])
     tokens, weights = attended.tokens[0], attended.weights[0]
+    if not tokens:
+        raise ValueError(
+            "document has no token left after the vectorizer (empty, or every word "
+            "discarded): there is no attention to plot."
+        )
+    uniform = 1.0 / len(tokens)
+    norm = TwoSlopeNorm(vcenter=uniform, vmin=0.0, vmax=max(weights.max(), 2 * uniform))
     if max_tokens is not None and len(tokens) > max_tokens:
         tokens, weights = tokens[:max_tokens], weights[:, :max_tokens]
     if ax is None:
         width = min(max(4.0, 0.32 * len(tokens) + 2.0), 20.0)
         height = min(max(1.5, 0.28 * weights.shape[0] + 1.4), 10.0)
         _, ax = plt.subplots(figsize=(width, height), layout="constrained")
-    image = ax.imshow(weights, aspect="auto", cmap=cmap, vmin=0.0, interpolation="nearest")
+    image = ax.imshow(weights, aspect="auto", cmap=cmap, norm=norm, interpolation="nearest")
     ax.set_xticks(range(len(tokens)), tokens, rotation=90)
     ax.set_yticks(range(weights.shape[0]), attended.row_labels[: weights.shape[0]])
     ax.tick_params(length=0)
     proba = attended.proba[0]
     best = int(np.argmax(proba))
     ax.set_title(f"predicted {attended.classes[best]} (p = {proba[best]:.2f})", loc="left")
-    ax.figure.colorbar(image, ax=ax, label="attention weight", pad=0.01)
+    colorbar = ax.figure.colorbar(image, ax=ax, label="attention weight", pad=0.01)
+    colorbar.ax.axhline(uniform, color="0.3", linewidth=0.8)
     return ax
 
 
