@@ -29,9 +29,10 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r
     ``S``, Eq. 1, and ``a^S``'s, scored on ``P``, Eq. 2) or FCSR's feature
     attention averaged over features (one row), over the tokens the
     vectorizer kept. Each row sums to 1. The colours are centred on the
-    uniform weight ``1 / n_tokens`` (white): red tokens get more attention than
-    a uniform average would give them, blue ones less. The title gives the
-    predicted class and its probability.
+    uniform weight ``1 / n_tokens`` (white, marked on the colour bar): red
+    tokens get more attention than a uniform average would give them, blue
+    ones less, and the ends of the scale are the document's extreme weights.
+    The title gives the predicted class and its probability.
 
     Parameters
     ----------
@@ -99,8 +100,14 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r
             "document has no token left after the vectorizer (empty, or every word "
             "discarded): there is no attention to plot."
         )
+    # White is the uniform weight; the ends of the scale are the document's
+    # extreme weights, so that near-uniform heads still show their structure.
     uniform = 1.0 / len(tokens)
-    norm = TwoSlopeNorm(vcenter=uniform, vmin=0.0, vmax=max(weights.max(), 2 * uniform))
+    norm = TwoSlopeNorm(
+        vcenter=uniform,
+        vmin=min(weights.min(), 0.99 * uniform),
+        vmax=max(weights.max(), 1.01 * uniform),
+    )
     if max_tokens is not None and len(tokens) > max_tokens:
         tokens, weights = tokens[:max_tokens], weights[:, :max_tokens]
     if ax is None:
