@@ -64,6 +64,8 @@ _OFFLINE_OBJECTS = {
          "modules/generated/$.html#$"),
         ("sklearn.base.BaseEstimator", "py:class", "modules/generated/$.html#$"),
         ("sklearn.base.clone", "py:function", "modules/generated/$.html#$"),
+        # Cited by the inherited ``score`` docstrings (ClassifierMixin).
+        ("accuracy_score", "std:label", "modules/model_evaluation.html#accuracy-score"),
     ]),
     "torch": ("https://docs.pytorch.org/docs/stable/", [
         ("torch.nn.Module", "py:class", "generated/$.html#$"),

@@ -69,7 +69,8 @@ image = ax.imshow(scores, cmap="viridis")
 ax.set_xticks(range(len(order)), order, rotation=30, ha="right")
 ax.set_yticks(range(len(order)), order)
 for i, j in zip(*np.where(~np.isnan(scores))):
-    ax.text(j, i, f"{scores[i, j]:.3f}", ha="center", va="center", color="w")
+    light = image.norm(scores[i, j]) > 0.5
+    ax.text(j, i, f"{scores[i, j]:.3f}", ha="center", va="center", color="k" if light else "w")
 ax.set_xlabel("P")
 ax.set_ylabel("S")
 ax.set_title("MR test accuracy of each couple")

@@ -111,8 +111,9 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r
     if max_tokens is not None and len(tokens) > max_tokens:
         tokens, weights = tokens[:max_tokens], weights[:, :max_tokens]
     if ax is None:
-        width = min(max(4.0, 0.32 * len(tokens) + 2.0), 20.0)
-        height = min(max(1.5, 0.28 * weights.shape[0] + 1.4), 10.0)
+        # Room for the row labels, the colour bar and the rotated tokens.
+        width = min(max(6.0, 0.32 * len(tokens) + 3.0), 20.0)
+        height = min(0.3 * weights.shape[0] + 2.2, 10.0)
         _, ax = plt.subplots(figsize=(width, height), layout="constrained")
     image = ax.imshow(weights, aspect="auto", cmap=cmap, norm=norm, interpolation="nearest")
     ax.set_xticks(range(len(tokens)), tokens, rotation=90)
