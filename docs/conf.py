@@ -29,7 +29,7 @@ exclude_patterns = ["_build"]
 # The examples run inside this process. One torch thread: on a CPU shared with
 # other jobs, several threads per small operation mostly wait on each other
 # (see the Reliability page); the examples' budgets are stated for this.
-import torch  # noqa: E402
+import torch
 
 torch.set_num_threads(1)
 
