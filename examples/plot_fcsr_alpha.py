@@ -63,4 +63,4 @@ ax.legend()
 # sums to one over the sentence.
 best = max(accuracy, key=accuracy.get)
 pipe = make_pipeline(vectorizer, clone(base).set_params(alpha=best).fit(train_seqs, labels[train]))
-plot_attention(pipe, "the plot is thin and predictable , yet the performances are a joy to watch")
+ax = plot_attention(pipe, "the plot is thin and predictable , yet the performances are a joy to watch")

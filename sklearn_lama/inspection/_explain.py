@@ -12,8 +12,9 @@ class Explanation:
 
     Returned by :func:`explain`; Jupyter displays it through ``_repr_html_``.
     Each token is shaded by its attention, averaged over the attention rows
-    (heads or streams) and scaled so that the document's most attended token
-    is fully coloured; hovering a token shows its weight.
+    (heads or streams): tokens at or below the uniform weight ``1 / n_tokens``
+    stay plain, and the shade grows to full colour at the document's most
+    attended token. Hovering a token shows its weight.
 
     Attributes
     ----------
@@ -41,8 +42,11 @@ class Explanation:
 
     def _document_html(self, tokens, weights, label, probability):
         weight = weights.mean(axis=0) if weights.size else np.zeros(0)
+        # Only attention above the uniform 1 / n_tokens is shaded: a model that
+        # spreads its attention evenly leaves the text plain.
+        uniform = 1.0 / max(len(tokens), 1)
         top = weight.max(initial=0.0)
-        shade = weight / top if top > 0 else weight
+        shade = np.clip((weight - uniform) / (top - uniform), 0.0, 1.0) if top > uniform else weight * 0
         spans = " ".join(
             f'<span style="background-color: rgba(220, 40, 30, {s:.3f}); padding: 0 1px" '
             f'title="{w:.4f}">{html.escape(token)}</span>'
