@@ -10,7 +10,7 @@ sentence count. The paper uses 0.2. This example sweeps ``alpha`` on movie
 reviews, then shows the model's feature attention over one sentence.
 
 Budget: 2,000 of the 7,108 MR training sentences, 4 epochs per fit, five
-values of ``alpha``; about 40 seconds on two CPU cores. One subsample and one
+values of ``alpha``; about 20 seconds of CPU time (one torch thread). One subsample and one
 seed: differences of a point or two are within noise here (on the full corpus
 the default reaches about 0.75, see :doc:`/results`).
 """
@@ -53,7 +53,7 @@ ax.plot(alphas, list(accuracy.values()), marker="o")
 ax.axvline(0.2, color="0.5", linestyle=":", label="paper's alpha")
 ax.set_xlabel("alpha (FOFE forgetting factor)")
 ax.set_ylabel("MR test accuracy")
-ax.legend()
+legend = ax.legend()
 
 # %%
 # Feature attention over one sentence

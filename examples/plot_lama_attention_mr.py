@@ -9,8 +9,8 @@ movie-review sentences (MR), and :mod:`sklearn_lama.inspection` shows what it
 attends to: per head as a heat-map, per sentence as highlighted text, and per
 class as the paper's table of top attended words (Table 6).
 
-Budget: 3,000 of the 7,108 training sentences, 6 epochs, 5 heads; about 20
-seconds on two CPU cores. On the full corpus with the defaults LAMA reaches
+Budget: 3,000 of the 7,108 training sentences, 6 epochs, 5 heads; about 15
+seconds of CPU time (one torch thread). On the full corpus with the defaults LAMA reaches
 about 0.75 test accuracy (see :doc:`/results`).
 """
 

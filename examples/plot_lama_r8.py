@@ -11,8 +11,8 @@ newswire; :func:`~sklearn_lama.inspection.plot_training_curves` shows how the
 training went.
 
 Budget: 1,500 of the 5,485 training documents and 1,000 of the 2,189 test
-documents, cut to their first 100 words, at most 12 epochs, 8 heads; about 40
-seconds on two CPU cores. With the full corpus and
+documents, cut to their first 100 words, at most 12 epochs, 8 heads; about 30
+seconds of CPU time (one torch thread). With the full corpus and
 the defaults LAMA reaches about 0.96 test accuracy (see :doc:`/results`).
 """
 
