@@ -11,8 +11,8 @@ table as a heat-map for four word2vec embeddings trained on the corpus, then
 shows the two attention directions over one sentence.
 
 Budget: 2,000 of the 7,108 MR training sentences, 4 epochs per fit, 10 couples
-(each trains its word vectors, under a second); about a minute of CPU time
-(one torch thread). One subsample and one seed: read the colours as trends, not rankings
+(each trains its word vectors, under a second); about 25 seconds of CPU
+time (one torch thread). One subsample and one seed: read the colours as trends, not rankings
 (the paper averages ten runs on the full corpora with pretrained vectors).
 """
 
