@@ -34,6 +34,8 @@ DOCS = [
 ] * 10
 LABELS = ["pos", "neg"] * 20
 N_ROWS = {"lama": 3, "fcsr": 1, "duo": 2}
+# A quarter held out: 5 documents per class, enough for early stopping's
+# validation split, so that the training curves have a validation line.
 
 
 def _pipeline(kind):
@@ -46,15 +48,20 @@ def _pipeline(kind):
                 ],
                 min_count=1,
             ),
-            DuoClassifier(d_ff=16, max_epochs=4, random_state=0),
+            DuoClassifier(d_ff=16, max_epochs=4, validation_fraction=0.25, random_state=0),
         )
     vectorizer = Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)
     if kind == "lama":
         classifier = LAMAClassifier(
-            n_heads=3, hidden_size=4, mlp_hidden=8, max_epochs=4, random_state=0
+            n_heads=3,
+            hidden_size=4,
+            mlp_hidden=8,
+            max_epochs=4,
+            validation_fraction=0.25,
+            random_state=0,
         )
     else:
-        classifier = FCSRClassifier(max_epochs=4, random_state=0)
+        classifier = FCSRClassifier(max_epochs=4, validation_fraction=0.25, random_state=0)
     return make_pipeline(vectorizer, classifier)
 
 

@@ -174,7 +174,7 @@ def plot_training_curves(estimator_or_pipeline, axes=None):
     >>> labels = ["pos", "neg"] * 20
     >>> pipe = make_pipeline(
     ...     Word2VecVectorizer(vector_size=8, min_count=1, random_state=0),
-    ...     FCSRClassifier(max_epochs=3, random_state=0),
+    ...     FCSRClassifier(max_epochs=3, validation_fraction=0.25, random_state=0),
     ... ).fit(docs, labels)
     >>> loss_ax, acc_ax = plot_training_curves(pipe)
     >>> [line.get_label() for line in loss_ax.get_lines()][:2]
