@@ -29,7 +29,7 @@ exclude_patterns = ["_build"]
 # The examples run inside this process. One torch thread: on a CPU shared with
 # other jobs, several threads per small operation mostly wait on each other
 # (see the Reliability page); the examples' budgets are stated for this.
-import torch
+import torch  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -53,51 +53,75 @@ sphinx_gallery_conf = {
 # (with the URLs of the projects' documentation); the -W build then passes and
 # those links still work. Names missing from a fallback simply stay unlinked.
 _OFFLINE_OBJECTS = {
-    "sklearn": ("https://scikit-learn.org/stable/", [
-        ("sklearn.pipeline.Pipeline", "py:class", "modules/generated/$.html#$"),
-        ("sklearn.pipeline.make_pipeline", "py:function", "modules/generated/$.html#$"),
-        ("sklearn.model_selection.GridSearchCV", "py:class", "modules/generated/$.html#$"),
-        ("sklearn.model_selection.train_test_split", "py:function",
-         "modules/generated/$.html#$"),
-        ("sklearn.linear_model.LogisticRegression", "py:class", "modules/generated/$.html#$"),
-        ("sklearn.feature_extraction.text.TfidfVectorizer", "py:class",
-         "modules/generated/$.html#$"),
-        ("sklearn.base.BaseEstimator", "py:class", "modules/generated/$.html#$"),
-        ("sklearn.base.clone", "py:function", "modules/generated/$.html#$"),
-        # Cited by the inherited ``score`` docstrings (ClassifierMixin).
-        ("accuracy_score", "std:label", "modules/model_evaluation.html#accuracy-score"),
-    ]),
-    "torch": ("https://docs.pytorch.org/docs/stable/", [
-        ("torch.nn.Module", "py:class", "generated/$.html#$"),
-        ("torch.Tensor", "py:class", "tensors.html#$"),
-        ("torch.load", "py:function", "generated/$.html#$"),
-        ("torch.set_num_threads", "py:function", "generated/$.html#$"),
-    ]),
-    "skorch": ("https://skorch.readthedocs.io/en/stable/", [
-        ("skorch.classifier.NeuralNetClassifier", "py:class", "classifier.html#$"),
-        ("skorch.NeuralNetClassifier", "py:class",
-         "classifier.html#skorch.classifier.NeuralNetClassifier"),
-        ("skorch.history.History", "py:class", "history.html#$"),
-        ("skorch.callbacks.EarlyStopping", "py:class", "callbacks.html#$"),
-    ]),
-    "gensim": ("https://radimrehurek.com/gensim/", [
-        ("gensim.models.word2vec.Word2Vec", "py:class", "models/word2vec.html#$"),
-        ("gensim.models.keyedvectors.KeyedVectors", "py:class",
-         "models/keyedvectors.html#$"),
-    ]),
-    "matplotlib": ("https://matplotlib.org/stable/", [
-        ("matplotlib.axes.Axes", "py:class", "api/_as_gen/$.html#$"),
-    ]),
-    "pandas": ("https://pandas.pydata.org/docs/", [
-        ("pandas.DataFrame", "py:class", "reference/api/$.html#$"),
-    ]),
+    "sklearn": (
+        "https://scikit-learn.org/stable/",
+        [
+            ("sklearn.pipeline.Pipeline", "py:class", "modules/generated/$.html#$"),
+            ("sklearn.pipeline.make_pipeline", "py:function", "modules/generated/$.html#$"),
+            ("sklearn.model_selection.GridSearchCV", "py:class", "modules/generated/$.html#$"),
+            (
+                "sklearn.model_selection.train_test_split",
+                "py:function",
+                "modules/generated/$.html#$",
+            ),
+            ("sklearn.linear_model.LogisticRegression", "py:class", "modules/generated/$.html#$"),
+            (
+                "sklearn.feature_extraction.text.TfidfVectorizer",
+                "py:class",
+                "modules/generated/$.html#$",
+            ),
+            ("sklearn.base.BaseEstimator", "py:class", "modules/generated/$.html#$"),
+            ("sklearn.base.clone", "py:function", "modules/generated/$.html#$"),
+            # Cited by the inherited ``score`` docstrings (ClassifierMixin).
+            ("accuracy_score", "std:label", "modules/model_evaluation.html#accuracy-score"),
+        ],
+    ),
+    "torch": (
+        "https://docs.pytorch.org/docs/stable/",
+        [
+            ("torch.nn.Module", "py:class", "generated/$.html#$"),
+            ("torch.Tensor", "py:class", "tensors.html#$"),
+            ("torch.load", "py:function", "generated/$.html#$"),
+            ("torch.set_num_threads", "py:function", "generated/$.html#$"),
+        ],
+    ),
+    "skorch": (
+        "https://skorch.readthedocs.io/en/stable/",
+        [
+            ("skorch.classifier.NeuralNetClassifier", "py:class", "classifier.html#$"),
+            (
+                "skorch.NeuralNetClassifier",
+                "py:class",
+                "classifier.html#skorch.classifier.NeuralNetClassifier",
+            ),
+            ("skorch.history.History", "py:class", "history.html#$"),
+            ("skorch.callbacks.EarlyStopping", "py:class", "callbacks.html#$"),
+        ],
+    ),
+    "gensim": (
+        "https://radimrehurek.com/gensim/",
+        [
+            ("gensim.models.word2vec.Word2Vec", "py:class", "models/word2vec.html#$"),
+            ("gensim.models.keyedvectors.KeyedVectors", "py:class", "models/keyedvectors.html#$"),
+        ],
+    ),
+    "matplotlib": (
+        "https://matplotlib.org/stable/",
+        [
+            ("matplotlib.axes.Axes", "py:class", "api/_as_gen/$.html#$"),
+        ],
+    ),
+    "pandas": (
+        "https://pandas.pydata.org/docs/",
+        [
+            ("pandas.DataFrame", "py:class", "reference/api/$.html#$"),
+        ],
+    ),
 }
 
 
 def _write_inventory(path, project, objects):
-    lines = "".join(
-        f"{name} {role} 1 {uri.replace('$', name)} -\n" for name, role, uri in objects
-    )
+    lines = "".join(f"{name} {role} 1 {uri.replace('$', name)} -\n" for name, role, uri in objects)
     header = (
         f"# Sphinx inventory version 2\n# Project: {project}\n# Version: \n"
         "# The remainder of this file is compressed using zlib.\n"

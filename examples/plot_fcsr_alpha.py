@@ -65,4 +65,6 @@ legend = ax.legend()
 # the features washes most of that out.
 best = max(accuracy, key=accuracy.get)
 pipe = make_pipeline(vectorizer, models[best])
-ax = plot_attention(pipe, "the plot is thin and predictable , yet the performances are a joy to watch")
+ax = plot_attention(
+    pipe, "the plot is thin and predictable , yet the performances are a joy to watch"
+)

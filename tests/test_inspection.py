@@ -1,4 +1,4 @@
-"""sklearn_lama.inspection: attention tables, plots and HTML highlights on tiny fitted pipelines."""
+"""sklearn_lama.inspection: attention tables, plots and HTML on tiny fitted pipelines."""
 
 import sys
 import xml.etree.ElementTree as ET
@@ -110,8 +110,13 @@ class _StubClassifier(ClassifierMixin, BaseEstimator):
         return out
 
     def predict_proba(self, sequences):
-        pos = np.array([self.vectorizer.vocabulary_["up"] in sequences.document(i)
-                        for i in range(len(sequences))], dtype=float)
+        pos = np.array(
+            [
+                self.vectorizer.vocabulary_["up"] in sequences.document(i)
+                for i in range(len(sequences))
+            ],
+            dtype=float,
+        )
         return np.column_stack([1 - pos, pos])
 
     def fit(self, X=None, y=None):

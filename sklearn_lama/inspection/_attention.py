@@ -62,8 +62,7 @@ def attend(pipeline, documents):
     """Tokens, attention and probabilities of ``documents`` (an iterable of str)."""
     if isinstance(documents, str):
         raise TypeError(
-            "documents must be an iterable of str, not a single str; wrap one document "
-            "in a list."
+            "documents must be an iterable of str, not a single str; wrap one document in a list."
         )
     transform, vectorizer, classifier = split_pipeline(pipeline)
     sequences = transform.transform(documents)

@@ -46,7 +46,11 @@ class Explanation:
         # spreads its attention evenly leaves the text plain.
         uniform = 1.0 / max(len(tokens), 1)
         top = weight.max(initial=0.0)
-        shade = np.clip((weight - uniform) / (top - uniform), 0.0, 1.0) if top > uniform else weight * 0
+        shade = (
+            np.clip((weight - uniform) / (top - uniform), 0.0, 1.0)
+            if top > uniform
+            else weight * 0
+        )
         spans = " ".join(
             f'<span style="background-color: rgba(220, 40, 30, {s:.3f}); padding: 0 1px" '
             f'title="{w:.4f}">{html.escape(token)}</span>'
