@@ -50,8 +50,8 @@ print(f"test accuracy {pipe.score(test_texts, test_labels):.3f}")
 # Words ranked by their attention relative to a uniform distribution over
 # their document, averaged over their occurrences in the test documents of
 # each topic (at least 5 of them). As in the paper's table, the vocabulary of
-# each beat comes up (rates, banks and central banks for money-fx, Japan and
-# the EC for trade), next to frequent words of no obvious meaning.
+# each beat comes up (rates and banks for money-fx, Japan and the European
+# Community for trade), next to frequent words of no obvious meaning.
 top_attended_words(pipe, test_texts, test_labels, n_words=10)
 
 # %%
