@@ -31,8 +31,15 @@ setup(
         "tqdm>=4.60",
     ],
     extras_require={
-        "test": ["pytest>=7", "pandas>=1.5", "hypothesis>=6"],
-        "docs": ["sphinx>=7", "numpydoc>=1.6"],
+        "plot": ["matplotlib>=3.5"],
+        "test": ["pytest>=7", "pandas>=1.5", "hypothesis>=6", "matplotlib>=3.5"],
+        "docs": [
+            "sphinx>=7",
+            "numpydoc>=1.6",
+            "sphinx-gallery>=0.16",
+            "matplotlib>=3.5",
+            "pandas>=1.5",
+        ],
         "benchmarks": ["matplotlib>=3.5", "fasttext>=0.9.2"],
     },
     classifiers=[

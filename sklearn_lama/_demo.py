@@ -7,41 +7,14 @@ model attends to most for each class (the LAMA paper's Table 6).
 
 import argparse
 import time
-from collections import defaultdict
 
-import numpy as np
+from sklearn.pipeline import Pipeline
 
 from . import LAMAClassifier, Word2VecVectorizer
 from .datasets import load_mr, load_r8
+from .inspection import top_attended_words
 
 LOADERS = {"r8": load_r8, "mr": load_mr}
-
-
-def top_attended_words(classifier, vectorizer, texts, labels, n_words=8, min_count=5):
-    """Words with the highest attention per class.
-
-    A token's weight is its attention averaged over heads, times the document
-    length, so 1.0 means "as much as a uniform average" whatever the length.
-    Words are ranked by their mean weight over their occurrences in the
-    documents of each class (at least ``min_count`` occurrences).
-    """
-    sequences = vectorizer.transform(texts)
-    weights = classifier.attention_weights(sequences)
-    words = np.array(["<pad>", "<oov>", *vectorizer.vocabulary_], dtype=object)
-    totals = defaultdict(lambda: defaultdict(float))
-    counts = defaultdict(lambda: defaultdict(int))
-    for i, (label, attention) in enumerate(zip(labels, weights)):
-        if attention.shape[1] == 0:
-            continue
-        relative = attention.mean(0) * attention.shape[1]
-        for word, w in zip(words[sequences.document(i)], relative):
-            totals[label][word] += w
-            counts[label][word] += 1
-    top = {}
-    for label in sorted(totals):
-        means = {w: totals[label][w] / c for w, c in counts[label].items() if c >= min_count}
-        top[label] = sorted(means, key=means.get, reverse=True)[:n_words]
-    return top
 
 
 def _baseline(train_texts, train_labels, test_texts, test_labels):
@@ -108,8 +81,11 @@ def main(argv=None):
         f"{len(test_texts)} documents {predict_time:.1f}s; * scikit-learn defaults, untuned)"
     )
     print("\nTop attended words per class (test set):")
-    for label, words in top_attended_words(classifier, vectorizer, test_texts, test_labels).items():
-        print(f"  {label:>10}: {', '.join(words)}")
+    pipeline = Pipeline([("emb", vectorizer), ("clf", classifier)])
+    table = top_attended_words(pipeline, test_texts, test_labels, n_words=8)
+    # A DataFrame (pandas installed) or a dict: both map each class to its words.
+    for label, words in table.items():
+        print(f"  {label:>10}: {', '.join(w for w in words if w is not None)}")
     return accuracy
 
 

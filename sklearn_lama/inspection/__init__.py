@@ -1,0 +1,22 @@
+"""Which words a fitted model looked at: attention tables, plots and notebook highlights.
+
+Every function takes a fitted :class:`~sklearn.pipeline.Pipeline` whose last
+step is one of this package's classifiers and whose earlier steps turn raw
+text into :class:`~sklearn_lama.TokenSequences` (a
+:class:`~sklearn_lama.Word2VecVectorizer` or a
+:class:`~sklearn_lama.MetaEmbeddingTransformer`). The plots need matplotlib
+(``pip install "sklearn-lama[plot]"``); the tables and the HTML highlights do
+not.
+"""
+
+from ._explain import Explanation, explain
+from ._plotting import plot_attention, plot_training_curves
+from ._top_words import top_attended_words
+
+__all__ = [
+    "Explanation",
+    "explain",
+    "plot_attention",
+    "plot_training_curves",
+    "top_attended_words",
+]
