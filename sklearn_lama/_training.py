@@ -183,9 +183,10 @@ def build_callbacks(estimator, split, checkpoint):
     callbacks = list(estimator.callbacks or [])
     if estimator.verbose:
         callbacks.append(ProgressBar())
-        callbacks.append(
-            EpochScoring("accuracy", name="train_acc", on_train=True, lower_is_better=False)
-        )
+    # From the predictions made while training (skorch caches them): no extra pass.
+    callbacks.append(
+        EpochScoring("accuracy", name="train_acc", on_train=True, lower_is_better=False)
+    )
     if checkpoint is not None:
         callbacks.append(
             WeightsCheckpoint(
