@@ -1,4 +1,4 @@
-"""Parameters against attention heads: LAMA vs a Transformer encoder (``papers/lama.md`` Table 5).
+"""Parameters against attention heads: LAMA vs a Transformer encoder (Table 5 of Mehta & Rangwala, "Compact Multi-Head Self-Attention for Learning Supervised Text Representations").
 
 The paper's setup: BiGRU hidden size and ``d_model`` both 512, classifier
 hidden layer 1024, heads 2, 4, ..., 64. Both models are the package's real
@@ -21,7 +21,7 @@ from ._report import Report
 
 NAME = "params_vs_heads"
 SIZES = {"quick": {"heads": [2, 4, 8, 16, 32, 64]}, "full": {"heads": [2, 4, 8, 16, 32, 64]}}
-# Table 5 of papers/lama.md, millions of parameters.
+# Table 5 of the LAMA paper (Mehta & Rangwala), millions of parameters.
 PAPER = {2: (6.403, 18.465), 4: (6.405, 18.465), 8: (6.409, 18.465), 16: (6.418, 18.465),
          32: (6.434, 18.465), 64: (6.468, 18.465)}
 WORD_DIM, WIDTH, MLP, MAX_LENGTH = 100, 512, 1024, 512

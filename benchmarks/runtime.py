@@ -1,4 +1,4 @@
-"""Training time and peak memory against sequence length (``papers/lama.md`` §5.2, Fig. 2).
+"""Training time and peak memory against sequence length (§5.2 of the LAMA paper (Mehta & Rangwala), Fig. 2).
 
 Models, all full classifiers reading the same ``(B, T, width)`` word vectors
 with a padding mask (every token real, so all do the same work as in a
