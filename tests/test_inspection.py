@@ -198,8 +198,7 @@ def test_plot_training_curves(fitted):
     labels = [line.get_label() for line in loss_ax.get_lines()]
     assert labels[:2] == ["train", "validation"]
     assert len(loss_ax.get_lines()[0].get_xdata()) == epochs
-    # Training accuracy is recorded only with verbose >= 1.
-    assert [line.get_label() for line in acc_ax.get_lines()][:1] == ["validation"]
+    assert [line.get_label() for line in acc_ax.get_lines()][:2] == ["train", "validation"]
     assert plot_training_curves(pipe[-1])[0].get_ylabel() == "loss"
 
 

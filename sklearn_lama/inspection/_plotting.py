@@ -145,9 +145,7 @@ def plot_training_curves(estimator_or_pipeline, axes=None):
 
     Reads the fitted net's history (``net_.history``). The validation curves
     exist when the classifier held out data for early stopping
-    (``early_stopping=True`` and data large enough to split); the training
-    accuracy is recorded only when it was fitted with ``verbose >= 1``. A
-    dotted line marks the epoch whose weights were kept (the lowest
+    (``early_stopping=True`` and data large enough to split). A dotted line marks the epoch whose weights were kept (the lowest
     validation loss).
 
     Parameters
