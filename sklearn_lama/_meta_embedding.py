@@ -49,7 +49,7 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         Tokenisation of the shared vocabulary; as in :class:`Word2VecVectorizer`.
     max_len, oov, encoding
         As in :class:`Word2VecVectorizer`.
-    min_count : int, default=5
+    min_count : int, default=2
         Words seen fewer times are left out of the shared vocabulary.
 
     Attributes
@@ -90,8 +90,8 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         tokenizer=None,
         stop_words=None,
         max_len=None,
-        oov="discard",
-        min_count=5,
+        oov="token",
+        min_count=2,
         encoding="utf-8",
     ):
         self.sources = sources
