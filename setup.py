@@ -31,7 +31,9 @@ setup(
         "tqdm>=4.60",
     ],
     extras_require={
-        "test": ["pytest>=7", "pandas>=1.5", "hypothesis>=6"],
+        # joblib's Dask backend and a distributed.Client for searches on a cluster.
+        "dask": ["dask>=2023.1", "distributed>=2023.1"],
+        "test": ["pytest>=7", "pandas>=1.5", "hypothesis>=6", "dask>=2023.1", "distributed>=2023.1"],
         "docs": ["sphinx>=7", "numpydoc>=1.6"],
         "benchmarks": ["matplotlib>=3.5", "fasttext>=0.9.2"],
     },
