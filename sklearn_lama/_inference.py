@@ -4,33 +4,38 @@ import numpy as np
 import torch
 from torch.utils.data import Subset
 
-from ._batching import make_loader
-from ._training import INFERENCE_BATCH
+from ._batching import MAX_BATCH_TOKENS, make_loader
+from ._training import INFERENCE_BATCH, to_device
 
 __all__ = ["run_sorted"]
 
 
-def run_sorted(net, batches, compute):
+def run_sorted(net, batches, compute, batch_size=INFERENCE_BATCH, max_tokens=MAX_BATCH_TOKENS):
     """Apply ``compute(network, inputs)`` to every document; yield ``(rows, output)`` per batch.
 
     Documents are sorted by length, which keeps padding, and so wasted
-    compute, small, and cut into batches within the token budget of
-    :func:`~sklearn_lama._batching.make_loader`; masking makes each
+    compute, small, and cut into batches of at most ``batch_size`` documents
+    within the budget of ``max_tokens`` padded tokens (see
+    :func:`~sklearn_lama._batching.batch_ends`); masking makes each
     document's output independent of its batch. Ties are broken by content,
     so any permutation of the same documents gives the same batches: float32
     kernels can round a row differently at another position, and outputs must
     not depend on input order. ``rows`` are the positions in ``batches`` of the
-    batch's documents; the network is in eval mode, without gradients, and
-    ``inputs`` are on the net's device.
+    batch's documents; the network is in eval mode, without gradients, under
+    the net's autocast (``precision``), and ``inputs`` are on the net's
+    device; ``output`` is float32 whatever the precision.
     """
     order = np.lexsort((batches.content_keys(), batches.lengths))
     network = net.module_
     network.eval()
-    device = torch.device(net.device)
+    pinned = torch.device(net.device).type == "cuda"
+    loader = make_loader(Subset(batches, order), batch_size, max_tokens=max_tokens, pin_memory=pinned)
     start = 0
     with torch.no_grad():
-        for inputs, _ in make_loader(Subset(batches, order), INFERENCE_BATCH):
+        for inputs, _ in loader:
             stop = start + len(inputs["lengths"])
-            inputs = {k: v.to(device) for k, v in inputs.items()}
-            yield order[start:stop], compute(network, inputs)
+            inputs = {k: to_device(v, net.device) for k, v in inputs.items()}
+            with net.autocast():
+                output = compute(network, inputs)
+            yield order[start:stop], output.float()
             start = stop

@@ -3,9 +3,11 @@
 from numbers import Integral, Real
 
 from ._base import BaseSequenceClassifier
+from ._batching import MAX_BATCH_TOKENS
 from ._docstrings import FITTED_ATTRIBUTES, TRAINING_PARAMETERS, Substitution
 from ._persistence import register
 from ._sklearn_compat import Interval, StrOptions
+from ._training import INFERENCE_BATCH
 from .modules import LAMAModule
 
 __all__ = ["LAMAClassifier"]
@@ -142,6 +144,10 @@ class LAMAClassifier(BaseSequenceClassifier):
         warm_start=False,
         checkpoint=None,
         device="cpu",
+        precision="32",
+        torch_threads=None,
+        max_batch_tokens=MAX_BATCH_TOKENS,
+        inference_batch_size=INFERENCE_BATCH,
         verbose=0,
         random_state=None,
     ):
@@ -171,6 +177,10 @@ class LAMAClassifier(BaseSequenceClassifier):
             warm_start=warm_start,
             checkpoint=checkpoint,
             device=device,
+            precision=precision,
+            torch_threads=torch_threads,
+            max_batch_tokens=max_batch_tokens,
+            inference_batch_size=inference_batch_size,
             verbose=verbose,
             random_state=random_state,
         )
