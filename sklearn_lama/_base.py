@@ -433,9 +433,10 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
 
     # ---------------------------------------------------------- inference
     def _run(self, X, compute, collect):
-        """``collect(batches, pairs)`` of the ``(rows, output)`` pairs of ``compute(network, inputs)``.
+        """``collect(batches, pairs)``, ``pairs`` the ``(rows, output)`` of each batch.
 
-        The pairs come batch by batch, with the estimator's torch threads.
+        ``output`` is ``compute(network, inputs)``; the pairs come batch by
+        batch, with the estimator's torch threads.
         """
         check_is_fitted(self)
         with torch_threads(resolve_threads(self.torch_threads)):

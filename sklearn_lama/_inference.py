@@ -29,7 +29,9 @@ def run_sorted(net, batches, compute, batch_size=INFERENCE_BATCH, max_tokens=MAX
     network = net.module_
     network.eval()
     pinned = torch.device(net.device).type == "cuda"
-    loader = make_loader(Subset(batches, order), batch_size, max_tokens=max_tokens, pin_memory=pinned)
+    loader = make_loader(
+        Subset(batches, order), batch_size, max_tokens=max_tokens, pin_memory=pinned
+    )
     start = 0
     with torch.no_grad():
         for inputs, _ in loader:

@@ -72,7 +72,8 @@ class PenalisedNet(NeuralNetClassifier):
     def autocast(self):
         """The autocast context of the net's ``precision`` on its device."""
         dtype = PRECISIONS[self.precision]
-        return torch.autocast(torch.device(self.device).type, dtype=dtype, enabled=dtype is not None)
+        device_type = torch.device(self.device).type
+        return torch.autocast(device_type, dtype=dtype, enabled=dtype is not None)
 
     def infer(self, x, **fit_params):
         if isinstance(x, dict):
