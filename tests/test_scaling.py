@@ -119,3 +119,35 @@ def test_duo_max_attention_bytes_is_honoured(batch_shapes):
     assert max(size for size, length in batch_shapes if length == 60) == 2
     with pytest.raises(ValueError, match=r"91 tokens.*max_attention_bytes=65536.*90 tokens"):
         clf.predict_proba(_sequences([91]))
+
+
+def test_bigru_chunks_only_documents_longer_than_chunk_length():
+    from sklearn_lama.modules import BiGRUEncoder
+
+    torch.manual_seed(0)
+    exact = BiGRUEncoder(6, 4)
+    chunked = BiGRUEncoder(6, 4, chunk_length=16)
+    chunked.load_state_dict(exact.state_dict())
+    lengths = [10, 16, 50, 37]
+    mask = torch.arange(50)[None] < torch.tensor(lengths)[:, None]
+    x = torch.randn(4, 50, 6) * mask[..., None]
+    with torch.no_grad():
+        full, parts = exact(x, mask), chunked(x, mask)
+        for row, length in enumerate(lengths):
+            alone = chunked(x[row : row + 1, :length], mask[row : row + 1, :length])[0]
+            # A document's annotations do not depend on its batch...
+            torch.testing.assert_close(alone, parts[row, :length])
+            difference = (full[row, :length] - parts[row, :length]).abs().max()
+            # ...and are exact up to chunk_length tokens, approximate beyond.
+            assert (difference < 1e-6) == (length <= 16)
+
+
+def test_lama_chunk_length_none_is_the_exact_recurrence():
+    X = _sequences([40] * 6 + [300] * 2)
+    y = np.arange(8) % 2
+    clf = make_classifier("lama", max_epochs=1, chunk_length=64).fit(X, y)
+    chunked = clf.predict_proba(X)
+    clf.net_.module_.core.encoder.chunk_length = None
+    exact = clf.predict_proba(X)
+    np.testing.assert_allclose(chunked[:6], exact[:6], rtol=1e-5, atol=1e-6)
+    assert not np.array_equal(chunked[6:], exact[6:])
