@@ -1,7 +1,7 @@
 """How many torch threads a fit or a prediction uses, and the restoring of the caller's.
 
 torch's intra-op threads are one process-wide setting. Two facts decide the
-default (measured in :doc:`scaling`):
+default (measured on the user guide's "Scaling out" page):
 
 - On a machine whose cores other processes keep busy, torch's OpenMP threads
   spin at the barrier that ends every parallel operation while the thread
