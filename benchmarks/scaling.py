@@ -251,7 +251,7 @@ def render_length(payload):
     base = {r["model"]: r["us_per_token"] for r in rows if r["length"] == 2000 and "error" not in r}
     names = {"lama": "LAMA", "lama_exact": "LAMA (exact)", "fcsr": "FCSR", "duo": "Duo"}
     rep.table(["model", "length", "docs", "tokens", "fit s", "us/token", "vs 2,000 tokens",
-               "load average", "chunked vs exact: max |dp|, same label"],
+               "load average", "chunked vs exact: max abs. difference, same label"],
               [[names[r["model"]], f"{r['length']:,}"]
                + (["failed"] + ["n/a"] * 6 if "error" in r else
                   [f"{r['docs']:,}", f"{r['tokens']:,}", sig(r["fit_s"]), sig(r["us_per_token"]),
