@@ -1,4 +1,4 @@
-"""A 4-candidate GridSearchCV on 2 workers with torch limited to one thread per fit, and oversubscribed.
+"""A 4-candidate search on 2 workers, torch limited to one thread per fit, and oversubscribed.
 
 The classifiers' ``torch_threads=None`` runs every fit with one torch thread,
 whatever the worker's torch started with. This script times the same small
@@ -36,9 +36,9 @@ from importlib import metadata
 
 import numpy as np
 from joblib import cpu_count, parallel_config
-from skorch.callbacks import Callback
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
+from skorch.callbacks import Callback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)

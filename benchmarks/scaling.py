@@ -248,7 +248,8 @@ def render_length(payload):
              "LAMAClassifier(chunk_length=None), the recurrence over whole documents; LAMA "
              "is the default chunk_length=1024. The last column compares the chunked LAMA's "
              "predictions with those of the same weights read exactly.")
-    base = {r["model"]: r["us_per_token"] for r in rows if r["length"] == 2000 and "error" not in r}
+    base = {r["model"]: r["us_per_token"] for r in rows
+            if r["length"] == 2000 and "error" not in r}
     names = {"lama": "LAMA", "lama_exact": "LAMA (exact)", "fcsr": "FCSR", "duo": "Duo"}
     rep.table(["model", "length", "docs", "tokens", "fit s", "us/token", "vs 2,000 tokens",
                "load average", "chunked vs exact: max abs. difference, same label"],

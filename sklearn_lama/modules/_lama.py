@@ -82,7 +82,8 @@ class BiGRUEncoder(nn.Module):
         index = self._reverse_index(mask).unsqueeze(-1)
         reversed_x = x.gather(1, index.expand(-1, -1, x.shape[-1]))
         backward_states = self._recur(self.backward_gru, reversed_x)  # Eq. 6b
-        backward_states = backward_states.gather(1, index.expand(-1, -1, backward_states.shape[-1]))
+        index = index.expand(-1, -1, backward_states.shape[-1])
+        backward_states = backward_states.gather(1, index)
         return torch.cat([forward_states, backward_states], dim=-1)
 
 
