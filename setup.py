@@ -32,7 +32,16 @@ setup(
     ],
     extras_require={
         "plot": ["matplotlib>=3.5"],
-        "test": ["pytest>=7", "pandas>=1.5", "hypothesis>=6", "matplotlib>=3.5"],
+        # joblib's Dask backend and a distributed.Client for searches on a cluster.
+        "dask": ["dask>=2023.1", "distributed>=2023.1"],
+        "test": [
+            "pytest>=7",
+            "pandas>=1.5",
+            "hypothesis>=6",
+            "matplotlib>=3.5",
+            "dask>=2023.1",
+            "distributed>=2023.1",
+        ],
         "docs": [
             "sphinx>=7",
             "numpydoc>=1.6",

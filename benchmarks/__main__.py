@@ -26,7 +26,11 @@ def _measure(name, args, out_dir):
     print(f"== {name} ({args.size}) ==", flush=True)
     meta = stamp(args.size, args.threads)
     start = time.perf_counter()
-    payload = part.run(part.SIZES[args.size], args.threads, args.corpus, lambda msg: print("  " + msg, flush=True))
+    log = lambda msg: print("  " + msg, flush=True)  # noqa: E731
+    if getattr(args, "length", False) and part is scaling:
+        payload = scaling.run_length(scaling.LENGTH[args.size], args.threads, log)
+    else:
+        payload = part.run(part.SIZES[args.size], args.threads, args.corpus, log)
     meta.update(wall_s=time.perf_counter() - start, loadavg_end=round(os.getloadavg()[0], 2),
                 command="python -m benchmarks " + " ".join(sys.argv[1:]))
     _write(part, meta, payload, out_dir)
@@ -34,7 +38,8 @@ def _measure(name, args, out_dir):
 
 
 def _write(part, meta, payload, out_dir):
-    report, plot = part.render(payload)
+    length = part is scaling and payload["name"].endswith("-length")
+    report, plot = (scaling.render_length if length else part.render)(payload)
     for path in write(report, meta, payload, plot, out_dir):
         print("  wrote " + os.path.relpath(path, ROOT))
 
@@ -65,6 +70,9 @@ def main(argv=None):
                    help="peers and scaling: 'r8', 'mr', a directory with train.jsonl[.gz] and "
                         "test.jsonl[.gz], or one .jsonl[.gz] file (split 80/20); repeatable "
                         "(default: r8 and mr for peers, mr for scaling)")
+    p.add_argument("--length", action="store_true",
+                   help="scaling: fit cost per token of R8 documents joined to 500-20,000 tokens, "
+                        "instead of the corpus-size scan")
     p.add_argument("--out-dir", default=None,
                    help="default: benchmarks/results (full) or benchmarks/results/quick (quick)")
     p.add_argument("--render-only", action="store_true",

@@ -22,8 +22,10 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ._inference import run_sorted
 from ._inputs import check_input, restore_adapter
 from ._sklearn_compat import Interval, StrOptions
+from ._threads import resolve_threads, torch_threads
 from ._training import (
     OPTIMIZERS,
+    PRECISIONS,
     build_callbacks,
     checkpoint_template,
     fit_key,
@@ -66,6 +68,20 @@ def _check_device(device):
     return resolved
 
 
+def _check_precision(precision, device):
+    """Refuse a precision that ``device`` cannot run, before any work."""
+    if precision == "16-mixed" and device.type != "cuda":
+        raise ValueError(
+            f"precision='16-mixed' needs a CUDA device (float16 autocast with gradient "
+            f"scaling), got device={str(device)!r}; on the CPU use precision='bf16' or '32'."
+        )
+    if precision == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
+        raise ValueError(
+            f"precision='bf16' was requested but the GPU of device={str(device)!r} does not "
+            "support bfloat16; use precision='16-mixed' or '32'."
+        )
+
+
 class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
     """Base class of the sequence classifiers; not for direct use.
 
@@ -100,6 +116,14 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "checkpoint": [str, os.PathLike, None],
         "device": [str, torch.device],
+        "precision": [StrOptions(set(PRECISIONS))],
+        "torch_threads": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Integral, None, -1, closed="right"),
+            None,
+        ],
+        "max_batch_tokens": [Interval(Integral, 1, None, closed="left")],
+        "inference_batch_size": [Interval(Integral, 1, None, closed="left")],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
@@ -123,6 +147,10 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         warm_start,
         checkpoint,
         device,
+        precision,
+        torch_threads,
+        max_batch_tokens,
+        inference_batch_size,
         verbose,
         random_state,
     ):
@@ -142,6 +170,10 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self.warm_start = warm_start
         self.checkpoint = checkpoint
         self.device = device
+        self.precision = precision
+        self.torch_threads = torch_threads
+        self.max_batch_tokens = max_batch_tokens
+        self.inference_batch_size = inference_batch_size
         self.verbose = verbose
         self.random_state = random_state
 
@@ -239,8 +271,13 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         (``partial_fit``).
         """
         self._validate_params()
+        with torch_threads(resolve_threads(self.torch_threads)):
+            return self._train_checked(X, y, sample_weight, resume, classes, epochs)
+
+    def _train_checked(self, X, y, sample_weight, resume, classes, epochs):
         self._check_params()
         device = _check_device(self.device)
+        _check_precision(self.precision, device)
         if self.checkpoint is not None:
             # Refuses an unwritable path before any work.
             checkpoint_template(self.checkpoint, "")
@@ -390,21 +427,35 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self.n_epochs_ = len(net.history)
 
     # ---------------------------------------------------------- inference
-    def _run(self, X, compute):
-        """``compute(network, inputs)`` over ``X`` batch by batch: ``(rows, output)`` pairs."""
+    def _run(self, X, compute, collect):
+        """``collect(batches, pairs)``, ``pairs`` the ``(rows, output)`` of each batch.
+
+        ``output`` is ``compute(network, inputs)``; the pairs come batch by
+        batch, with the estimator's torch threads.
+        """
         check_is_fitted(self)
-        _, batches, _, _ = self._check_input(X)
-        return batches, run_sorted(self.net_, batches, compute)
+        with torch_threads(resolve_threads(self.torch_threads)):
+            _, batches, _, _ = self._check_input(X)
+            pairs = run_sorted(
+                self.net_,
+                batches,
+                compute,
+                batch_size=self.inference_batch_size,
+                max_tokens=self.max_batch_tokens,
+            )
+            return collect(batches, pairs)
 
     def _logits(self, X):
-        batches, outputs = self._run(X, lambda network, inputs: network(**inputs)[0])
-        logits = np.empty((len(batches), len(self.classes_)), dtype=np.float64)
-        # Each batch goes straight into the result: skorch's predict_proba keeps
-        # one small array per batch until the end, and on glibc those pin the
-        # heap between batches (FCSR grew by 1.7 GB over 200,000 documents).
-        for rows, out in outputs:
-            logits[rows] = out.cpu().numpy()
-        return logits
+        def collect(batches, pairs):
+            logits = np.empty((len(batches), len(self.classes_)), dtype=np.float64)
+            # Each batch goes straight into the result: skorch's predict_proba keeps
+            # one small array per batch until the end, and on glibc those pin the
+            # heap between batches (FCSR grew by 1.7 GB over 200,000 documents).
+            for rows, out in pairs:
+                logits[rows] = out.cpu().numpy()
+            return logits
+
+        return self._run(X, lambda network, inputs: network(**inputs)[0], collect)
 
     def decision_function(self, X):
         """The network's class scores (logits) before the softmax.
@@ -484,13 +535,15 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
             embedded, mask = network.embed(**inputs)
             return network.core.token_attention(embedded, mask)
 
-        batches, outputs = self._run(X, compute)
-        attention = [None] * len(batches)
-        for rows, weights in outputs:
-            weights = weights.cpu().numpy()
-            for row, w in zip(rows, weights):
-                attention[row] = w[:, : batches.lengths[row]]
-        return attention
+        def collect(batches, pairs):
+            attention = [None] * len(batches)
+            for rows, weights in pairs:
+                weights = weights.cpu().numpy()
+                for row, w in zip(rows, weights):
+                    attention[row] = w[:, : batches.lengths[row]]
+            return attention
+
+        return self._run(X, compute, collect)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -241,12 +241,14 @@ class BucketBatchSampler:
         return rng, batches
 
 
-def make_loader(dataset, batch_size, shuffle=False, max_tokens=MAX_BATCH_TOKENS):
+def make_loader(dataset, batch_size, shuffle=False, max_tokens=MAX_BATCH_TOKENS, pin_memory=False):
     """DataLoader for skorch's ``iterator_train``/``iterator_valid``.
 
     Training (``shuffle=True``) uses length buckets; inference keeps the order.
     Both keep every batch within ``max_tokens`` padded tokens and the
     dataset's ``max_pairs`` token pairs; see :func:`batch_ends`.
+    ``pin_memory`` puts batches in page-locked memory, from which copies to a
+    GPU can run while the GPU computes.
     """
     lengths = _lengths(dataset)
     max_pairs = _root(dataset).max_pairs
@@ -256,4 +258,6 @@ def make_loader(dataset, batch_size, shuffle=False, max_tokens=MAX_BATCH_TOKENS)
         )
     else:
         sampler = BudgetBatchSampler(lengths, batch_size, max_tokens, max_pairs)
-    return DataLoader(dataset, batch_sampler=sampler, collate_fn=_whole_batch)
+    return DataLoader(
+        dataset, batch_sampler=sampler, collate_fn=_whole_batch, pin_memory=pin_memory
+    )

@@ -81,6 +81,35 @@ TRAINING_PARAMETERS = """embedding_dim : int, default=100
     device : str or torch.device, default="cpu"
         Where the network trains and predicts: ``"cpu"``, ``"cuda"``,
         ``"cuda:N"`` or ``"mps"`` (Apple GPUs), where available.
+    precision : {"32", "bf16", "16-mixed"}, default="32"
+        Arithmetic of the forward pass. ``"32"``: float32 throughout.
+        ``"bf16"``: :func:`torch.autocast` to bfloat16 (on the CPU, and on
+        GPUs that support it); ``"16-mixed"``: autocast to float16 with
+        gradient scaling (:class:`torch.amp.GradScaler`), CUDA only: on
+        another device it raises ``ValueError`` before training (float16 is
+        not faster on CPUs; use ``"bf16"`` there). Weights, optimizer state,
+        loss and the returned probabilities stay float32. A model trained with
+        ``"16-mixed"`` and loaded where CUDA is missing predicts in float32.
+    torch_threads : int or None, default=None
+        torch's intra-op threads during ``fit``, ``predict`` and the other
+        methods; the caller's setting is restored afterwards. ``None`` means
+        1, as ``n_jobs=None`` does in scikit-learn: on a machine that other
+        processes keep busy, more threads than idle cores made training
+        several times slower, and under a parallel search (loky, Dask, Ray)
+        each fit then keeps to one core. A positive int asks for that many; a
+        negative one counts from the CPUs the process was given
+        (``OMP_NUM_THREADS`` if set, else its CPU affinity): -1 is all of
+        them. See the user guide's "Scaling out" page.
+    max_batch_tokens : int, default=32768
+        Budget of padded tokens (documents x longest length) of every batch,
+        in training and inference; a longer document is a batch of its own.
+        Memory grows with it (on the CPU, inference takes about 3 KiB per
+        token for LAMA, 12 KiB for FCSR and 0.5 KiB for Duo): raise it on a
+        GPU with memory to spare.
+    inference_batch_size : int, default=256
+        Most documents per batch in ``predict``, ``predict_proba``,
+        ``decision_function``, ``attention_weights`` and validation (at
+        least ``batch_size``), within ``max_batch_tokens``.
     verbose : int, default=0
         Above 0, print a progress bar and a per-epoch table of training
         loss/accuracy and validation loss/accuracy.

@@ -5,17 +5,19 @@ from numbers import Integral, Real
 
 
 from ._base import BaseSequenceClassifier
+from ._batching import MAX_BATCH_TOKENS
 from ._docstrings import FITTED_ATTRIBUTES, TRAINING_PARAMETERS, Substitution
 from ._persistence import register
 from ._sklearn_compat import Interval, StrOptions
+from ._training import INFERENCE_BATCH
 from .modules import DuoModule
 
 __all__ = ["DuoClassifier"]
 
-# Bytes that one attention tensor of an encoder layer (documents x n_heads x
-# T x T float32) may take in a batch. Measured on the CPU, a layer peaks at
-# about 5 such tensors in inference and 9 in training, so a batch at the limit
-# needs about 1.4 GB (2.4 GB per layer in training).
+# Default bytes that one attention tensor of an encoder layer (documents x
+# n_heads x T x T float32) may take in a batch. Measured on the CPU, a layer
+# peaks at about 5 such tensors in inference and 9 in training, so a batch at
+# the limit needs about 1.4 GB (2.4 GB per layer in training).
 _ATTENTION_BYTES = 2**28
 
 
@@ -49,8 +51,9 @@ class DuoClassifier(BaseSequenceClassifier):
         Duo Transformer encoder layers before the head. Their self-attention
         needs memory that grows with the square of the document length:
         batches are cut so that one attention tensor (documents x ``n_heads``
-        x T x T float32) stays within 256 MiB, and a document too long for
-        that on its own (over 4096 tokens at ``n_heads=4``) raises a
+        x T x T float32) stays within ``max_attention_bytes`` (256 MiB), and
+        a document too long for that on its own (over 4096 tokens at
+        ``n_heads=4``) raises a
         ``ValueError`` in ``fit`` and ``predict`` rather than exhausting
         memory; cut documents with ``Word2VecVectorizer(max_len=...)``. With
         ``n_layers=0`` memory is linear in the length.
@@ -73,6 +76,13 @@ class DuoClassifier(BaseSequenceClassifier):
         :class:`~sklearn_lama.modules.DuoModule` for the measurements).
     position_dim : int, default=4
         Width of the ``"concat"`` position encoding.
+    max_attention_bytes : int, default=2**28
+        Budget (256 MiB) of one attention tensor of an encoder layer
+        (documents x ``n_heads`` x T x T float32) in a batch, when
+        ``n_layers >= 1``: batches hold fewer documents to keep within it, and
+        a document too long for it alone is refused. A layer peaks at about 5
+        such tensors in inference and 9 in training; raise it on a GPU with
+        memory to spare.
     optimizer : {"sgd", "adam"}, default="adam"
         ``"sgd"`` uses ``momentum``; the paper uses Adam.
     lr : float, default=1e-3
@@ -119,6 +129,7 @@ class DuoClassifier(BaseSequenceClassifier):
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "positions": [StrOptions({"concat", "add"}), None],
         "position_dim": [Interval(Integral, 1, None, closed="left")],
+        "max_attention_bytes": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -132,6 +143,7 @@ class DuoClassifier(BaseSequenceClassifier):
         dropout=0.1,
         positions="concat",
         position_dim=4,
+        max_attention_bytes=_ATTENTION_BYTES,
         embedding_dim=100,
         freeze_embeddings=False,
         max_epochs=20,
@@ -148,6 +160,10 @@ class DuoClassifier(BaseSequenceClassifier):
         warm_start=False,
         checkpoint=None,
         device="cpu",
+        precision="32",
+        torch_threads=None,
+        max_batch_tokens=MAX_BATCH_TOKENS,
+        inference_batch_size=INFERENCE_BATCH,
         verbose=0,
         random_state=None,
     ):
@@ -159,6 +175,7 @@ class DuoClassifier(BaseSequenceClassifier):
         self.dropout = dropout
         self.positions = positions
         self.position_dim = position_dim
+        self.max_attention_bytes = max_attention_bytes
         super().__init__(
             embedding_dim=embedding_dim,
             freeze_embeddings=freeze_embeddings,
@@ -176,6 +193,10 @@ class DuoClassifier(BaseSequenceClassifier):
             warm_start=warm_start,
             checkpoint=checkpoint,
             device=device,
+            precision=precision,
+            torch_threads=torch_threads,
+            max_batch_tokens=max_batch_tokens,
+            inference_batch_size=inference_batch_size,
             verbose=verbose,
             random_state=random_state,
         )
@@ -183,7 +204,7 @@ class DuoClassifier(BaseSequenceClassifier):
     def _check_batches(self, batches):
         if not self.n_layers:
             return
-        batches.max_pairs = _ATTENTION_BYTES // (4 * self.n_heads)
+        batches.max_pairs = self.max_attention_bytes // (4 * self.n_heads)
         longest = int(batches.lengths.max(initial=0))
         if longest**2 > batches.max_pairs:
             limit = math.isqrt(batches.max_pairs)
@@ -192,10 +213,11 @@ class DuoClassifier(BaseSequenceClassifier):
                 f"n_layers={self.n_layers}: self-attention needs memory that grows with the "
                 "square of the length, and one attention tensor (n_heads x T x T float32, "
                 f"{4 * self.n_heads * longest**2 / 2**20:.1f} MiB for this document) is "
-                f"limited to {_ATTENTION_BYTES // 2**20} MiB, i.e. {limit} tokens at "
+                f"limited to max_attention_bytes={self.max_attention_bytes} "
+                f"({self.max_attention_bytes / 2**20:g} MiB), i.e. {limit} tokens at "
                 f"n_heads={self.n_heads}. Cut documents with "
-                f"Word2VecVectorizer(max_len={limit}), or use n_layers=0, whose memory is "
-                "linear in the length."
+                f"Word2VecVectorizer(max_len={limit}), raise max_attention_bytes (memory "
+                "permitting), or use n_layers=0, whose memory is linear in the length."
             )
 
     def _build_core(self, input_size, n_classes):

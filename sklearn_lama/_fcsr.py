@@ -7,9 +7,11 @@ from skorch.callbacks import LRScheduler
 from torch.optim.lr_scheduler import LambdaLR
 
 from ._base import BaseSequenceClassifier
+from ._batching import MAX_BATCH_TOKENS
 from ._docstrings import FITTED_ATTRIBUTES, TRAINING_PARAMETERS, Substitution
 from ._persistence import register
 from ._sklearn_compat import Interval, StrOptions
+from ._training import INFERENCE_BATCH
 from .modules import FCSRModule, fcsr_lr_lambda
 
 __all__ = ["FCSRClassifier"]
@@ -123,6 +125,10 @@ class FCSRClassifier(BaseSequenceClassifier):
         warm_start=False,
         checkpoint=None,
         device="cpu",
+        precision="32",
+        torch_threads=None,
+        max_batch_tokens=MAX_BATCH_TOKENS,
+        inference_batch_size=INFERENCE_BATCH,
         verbose=0,
         random_state=None,
     ):
@@ -150,6 +156,10 @@ class FCSRClassifier(BaseSequenceClassifier):
             warm_start=warm_start,
             checkpoint=checkpoint,
             device=device,
+            precision=precision,
+            torch_threads=torch_threads,
+            max_batch_tokens=max_batch_tokens,
+            inference_batch_size=inference_batch_size,
             verbose=verbose,
             random_state=random_state,
         )

@@ -5,7 +5,7 @@ import torch
 from torch.utils.data import Subset
 
 from ._batching import MAX_BATCH_TOKENS, make_loader
-from ._training import INFERENCE_BATCH
+from ._training import INFERENCE_BATCH, to_device
 
 __all__ = ["run_sorted"]
 
@@ -18,39 +18,49 @@ __all__ = ["run_sorted"]
 _MIN_ROWS = 8
 
 
-def run_sorted(net, batches, compute):
+def run_sorted(net, batches, compute, batch_size=INFERENCE_BATCH, max_tokens=MAX_BATCH_TOKENS):
     """Apply ``compute(network, inputs)`` to every document; yield ``(rows, output)`` per batch.
 
     Documents are sorted by length, which keeps padding, and so wasted
-    compute, small, and cut into batches within the token budget of
-    :func:`~sklearn_lama._batching.make_loader`; masking makes each
+    compute, small, and cut into batches of at most ``batch_size`` documents
+    within the budget of ``max_tokens`` padded tokens (see
+    :func:`~sklearn_lama._batching.batch_ends`); masking makes each
     document's output independent of its batch. Ties are broken by content,
     so any permutation of the same documents gives the same batches: float32
     kernels can round a row differently at another position, and outputs must
     not depend on input order. A batch of fewer than 8 documents is padded
-    with copies of its last one (up to the token budget), so that a document
+    with copies of its last one (within ``max_tokens``), so that a document
     predicted alone gets bitwise the result it gets among others. ``rows``
     are the positions in ``batches`` of the batch's documents; the network is
-    in eval mode, without gradients, and ``inputs`` are on the net's device.
+    in eval mode, without gradients, under the net's autocast
+    (``precision``), and ``inputs`` are on the net's device; ``output`` is
+    float32 whatever the precision.
     """
     order = np.lexsort((batches.content_keys(), batches.lengths))
     network = net.module_
     network.eval()
-    device = torch.device(net.device)
+    pinned = torch.device(net.device).type == "cuda"
+    loader = make_loader(
+        Subset(batches, order), batch_size, max_tokens=max_tokens, pin_memory=pinned
+    )
     start = 0
     with torch.no_grad():
-        for inputs, _ in make_loader(Subset(batches, order), INFERENCE_BATCH):
+        for inputs, _ in loader:
             n = len(inputs["lengths"])
-            inputs = {k: v.to(device) for k, v in _padded_rows(inputs).items()}
-            yield order[start : start + n], compute(network, inputs)[:n]
+            inputs = {
+                k: to_device(v, net.device) for k, v in _padded_rows(inputs, max_tokens).items()
+            }
+            with net.autocast():
+                output = compute(network, inputs)
+            yield order[start : start + n], output[:n].float()
             start += n
 
 
-def _padded_rows(inputs):
+def _padded_rows(inputs, max_tokens):
     """``inputs`` with copies of the last document up to ``_MIN_ROWS`` rows, within budget."""
     n = len(inputs["lengths"])
     width = next(v.shape[1] for k, v in inputs.items() if k in ("ids", "x"))
-    rows = min(_MIN_ROWS, MAX_BATCH_TOKENS // max(width, 1))
+    rows = min(_MIN_ROWS, max_tokens // max(width, 1))
     if n >= rows:
         return inputs
     index = torch.cat([torch.arange(n), torch.full((rows - n,), n - 1)])

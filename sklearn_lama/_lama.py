@@ -3,9 +3,11 @@
 from numbers import Integral, Real
 
 from ._base import BaseSequenceClassifier
+from ._batching import MAX_BATCH_TOKENS
 from ._docstrings import FITTED_ATTRIBUTES, TRAINING_PARAMETERS, Substitution
 from ._persistence import register
 from ._sklearn_compat import Interval, StrOptions
+from ._training import INFERENCE_BATCH
 from .modules import LAMAModule
 
 __all__ = ["LAMAClassifier"]
@@ -48,6 +50,13 @@ class LAMAClassifier(BaseSequenceClassifier):
         BiGRU hidden size ``h``.
     encoder : {"bigru", "none"}, default="bigru"
         ``"none"`` gives the LAMA Encoder (attention over the embeddings, no RNN).
+    chunk_length : int or None, default=1024
+        Documents longer than this many tokens go through the BiGRU in chunks
+        of that length, each warmed up over the ``chunk_length // 4`` tokens
+        before it, all chunks at once: a deviation from Eq. 6 that keeps the
+        cost per token of very long documents close to that of ordinary ones
+        (see :class:`~sklearn_lama.modules.BiGRUEncoder`). Shorter documents
+        are computed exactly; ``None`` computes every document exactly.
     context : {"mean", "learned"}, default="mean"
         ``"mean"``: LAMA+ctx, the context is the document's mean word
         embedding; ``"learned"``: LAMA, one learned context vector.
@@ -107,6 +116,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         "rank": [Interval(Integral, 1, None, closed="left")],
         "hidden_size": [Interval(Integral, 1, None, closed="left")],
         "encoder": [StrOptions({"bigru", "none"})],
+        "chunk_length": [Interval(Integral, 1, None, closed="left"), None],
         "context": [StrOptions({"mean", "learned"})],
         "regularization": [StrOptions({"positions", "embeddings"}), None],
         "reg_lambda": [Interval(Real, 0, None, closed="left")],
@@ -121,6 +131,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         rank=1,
         hidden_size=50,
         encoder="bigru",
+        chunk_length=1024,
         context="mean",
         regularization=None,
         reg_lambda=0.2,
@@ -142,6 +153,10 @@ class LAMAClassifier(BaseSequenceClassifier):
         warm_start=False,
         checkpoint=None,
         device="cpu",
+        precision="32",
+        torch_threads=None,
+        max_batch_tokens=MAX_BATCH_TOKENS,
+        inference_batch_size=INFERENCE_BATCH,
         verbose=0,
         random_state=None,
     ):
@@ -149,6 +164,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         self.rank = rank
         self.hidden_size = hidden_size
         self.encoder = encoder
+        self.chunk_length = chunk_length
         self.context = context
         self.regularization = regularization
         self.reg_lambda = reg_lambda
@@ -171,12 +187,16 @@ class LAMAClassifier(BaseSequenceClassifier):
             warm_start=warm_start,
             checkpoint=checkpoint,
             device=device,
+            precision=precision,
+            torch_threads=torch_threads,
+            max_batch_tokens=max_batch_tokens,
+            inference_batch_size=inference_batch_size,
             verbose=verbose,
             random_state=random_state,
         )
 
     def _build_core(self, input_size, n_classes):
-        return LAMAModule(
+        core = LAMAModule(
             input_size,
             n_classes,
             n_heads=self.n_heads,
@@ -189,3 +209,6 @@ class LAMAClassifier(BaseSequenceClassifier):
             mlp_hidden=self.mlp_hidden,
             dropout=self.dropout,
         )
+        if core.encoder is not None:
+            core.encoder.chunk_length = self.chunk_length
+        return core

@@ -10,6 +10,7 @@ from skorch import NeuralNetClassifier
 from skorch.callbacks import Checkpoint, EarlyStopping, EpochScoring, ProgressBar
 from skorch.dataset import ValidSplit
 from skorch.history import History
+from skorch.utils import TeeGenerator
 
 from ._batching import TrainingView, make_loader
 from ._persistence import check_writable, save_weights
@@ -17,6 +18,7 @@ from ._persistence import check_writable, save_weights
 __all__ = [
     "INFERENCE_BATCH",
     "OPTIMIZERS",
+    "PRECISIONS",
     "PenalisedNet",
     "WeightsCheckpoint",
     "build_callbacks",
@@ -26,12 +28,15 @@ __all__ = [
     "restore_training_state",
     "train_split",
     "training_state",
+    "to_device",
     "training_view",
 ]
 
 OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}
 INFERENCE_BATCH = 256
 _MIN_VALID_PER_CLASS = 5
+# The autocast dtype of each ``precision`` (None: no autocast, float32 throughout).
+PRECISIONS = {"32": None, "bf16": torch.bfloat16, "16-mixed": torch.float16}
 
 
 def _silent(*args, **kwargs):
@@ -46,12 +51,38 @@ class PenalisedNet(NeuralNetClassifier):
     plus the penalty (e.g. LAMA's disagreement term, Eq. 18); prediction uses
     the logits only. Weights travel in the batch as ``X["weight"]`` and are
     not passed to the module.
+
+    ``precision`` (a key of :data:`PRECISIONS`) runs the forward pass under
+    :func:`torch.autocast` with that dtype; its outputs, and so the loss, are
+    float32, and ``"16-mixed"`` (CUDA only) scales the loss with a
+    :class:`torch.amp.GradScaler` so that small float16 gradients do not
+    underflow. On CUDA, batches come from pinned memory and are copied
+    without blocking.
     """
 
+    def __init__(self, *args, precision="32", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.precision = precision
+
+    def initialize(self):
+        super().initialize()
+        scaled = self.precision == "16-mixed"
+        self.scaler_ = torch.amp.GradScaler(torch.device(self.device).type) if scaled else None
+        return self
+
+    def autocast(self):
+        """The autocast context of the net's ``precision`` on its device."""
+        dtype = PRECISIONS[self.precision]
+        device_type = torch.device(self.device).type
+        return torch.autocast(device_type, dtype=dtype, enabled=dtype is not None)
+
     def infer(self, x, **fit_params):
-        if isinstance(x, dict) and "weight" in x:
-            x = {k: v for k, v in x.items() if k != "weight"}
-        return super().infer(x, **fit_params)
+        if isinstance(x, dict):
+            x = {k: to_device(v, self.device) for k, v in x.items() if k != "weight"}
+        with self.autocast():
+            logits, penalty = super().infer(x, **fit_params)
+        # The loss, scores and probabilities are computed in float32.
+        return logits.float(), penalty.float()
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         logits, penalty = y_pred
@@ -59,6 +90,31 @@ class PenalisedNet(NeuralNetClassifier):
         if isinstance(X, dict) and "weight" in X:
             losses = losses * X["weight"].to(losses)
         return losses.mean() + penalty
+
+    def train_step(self, batch, **fit_params):
+        if self.scaler_ is None:
+            return super().train_step(batch, **fit_params)
+        # The scaled loss goes backward; gradients are unscaled before the
+        # callbacks see them (e.g. GradientNormClipping) and the step, which
+        # the scaler skips when they hold inf or NaN.
+        self._zero_grad_optimizer()
+        self._set_training(True)
+        Xi, yi = batch
+        y_pred = self.infer(Xi, **fit_params)
+        loss = self.get_loss(y_pred, yi, X=Xi, training=True)
+        self.scaler_.scale(loss).backward()
+        for name in self._optimizers:
+            self.scaler_.unscale_(getattr(self, name + "_"))
+        self.notify(
+            "on_grad_computed",
+            named_parameters=TeeGenerator(self.get_all_learnable_params()),
+            batch=batch,
+            training=True,
+        )
+        for name in self._optimizers:
+            self.scaler_.step(getattr(self, name + "_"))
+        self.scaler_.update()
+        return {"loss": loss, "y_pred": y_pred}
 
     def fit_loop(self, X, y=None, **fit_params):
         # skorch swallows KeyboardInterrupt (then restores the best weights in
@@ -73,6 +129,12 @@ class PenalisedNet(NeuralNetClassifier):
                 for _, cb in self.callbacks_
             )
             raise
+
+
+def to_device(tensor, device):
+    """``tensor`` on ``device``; a copy to CUDA does not block (its source is pinned)."""
+    device = torch.device(device)
+    return tensor.to(device, non_blocking=device.type == "cuda")
 
 
 def training_view(batches, y, sample_weight, class_weight):
@@ -131,7 +193,7 @@ def fit_key(estimator, batches, y, sample_weight):
     file of a killed fit is found again under its name; every fit of a
     search (another candidate or another split) gets its own.
     """
-    ignored = {"checkpoint", "verbose", "warm_start", "device", "callbacks"}
+    ignored = {"checkpoint", "verbose", "warm_start", "device", "callbacks", "torch_threads"}
     params = {k: v for k, v in estimator.get_params(deep=False).items() if k not in ignored}
     digest = hashlib.sha256(f"{type(estimator).__name__}{sorted(params.items())!r}".encode())
     for array in (batches.ids, batches.offsets, batches.dense, y, sample_weight):
@@ -210,7 +272,14 @@ def build_callbacks(estimator, split, checkpoint):
 
 
 def make_net(estimator, network, split, callbacks, device):
-    """The skorch net that trains ``network`` with the estimator's settings."""
+    """The skorch net that trains ``network`` with the estimator's settings.
+
+    A float16 model loaded where CUDA is missing runs in float32.
+    """
+    precision = estimator.precision
+    if precision == "16-mixed" and device.type != "cuda":
+        precision = "32"
+    pinned = device.type == "cuda"
     optimizer_params = {"optimizer__weight_decay": estimator.weight_decay}
     if estimator.optimizer == "sgd":
         optimizer_params["optimizer__momentum"] = estimator.momentum
@@ -227,8 +296,13 @@ def make_net(estimator, network, split, callbacks, device):
         device=str(device),
         iterator_train=make_loader,
         iterator_train__shuffle=True,
+        iterator_train__max_tokens=estimator.max_batch_tokens,
+        iterator_train__pin_memory=pinned,
         iterator_valid=make_loader,
-        iterator_valid__batch_size=max(estimator.batch_size, INFERENCE_BATCH),
+        iterator_valid__batch_size=max(estimator.batch_size, estimator.inference_batch_size),
+        iterator_valid__max_tokens=estimator.max_batch_tokens,
+        iterator_valid__pin_memory=pinned,
+        precision=precision,
         verbose=int(estimator.verbose),
         **optimizer_params,
     )

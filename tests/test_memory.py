@@ -24,7 +24,6 @@ from sklearn_lama import (
     TokenSequences,
     Word2VecVectorizer,
 )
-from sklearn_lama import _duo as duo_module
 from sklearn_lama._batching import MAX_BATCH_TOKENS, SequenceBatches, batch_ends
 
 from .conftest import CLASSIFIERS, make_pipeline
@@ -165,12 +164,11 @@ def _long_sequences(lengths, dim=16):
     return TokenSequences(rng.randint(2, 50, offsets[-1]), offsets, (table,), "toy")
 
 
-def test_duo_self_attention_batches_keep_to_the_pair_budget(batch_shapes, monkeypatch):
+def test_duo_self_attention_batches_keep_to_the_pair_budget(batch_shapes):
     # A smaller attention budget exercises the same cuts without gigabytes.
-    monkeypatch.setattr(duo_module, "_ATTENTION_BYTES", 2**20)
     X = _long_sequences([5, 5] + [100] * 24)
     clf = DuoClassifier(n_layers=1, d_ff=16, max_epochs=1, early_stopping=False,
-                        random_state=0).fit(X[:2], [0, 1])
+                        max_attention_bytes=2**20, random_state=0).fit(X[:2], [0, 1])
     batch_shapes.clear()
     clf.predict_proba(X)
     max_pairs = 2**20 // (4 * clf.n_heads)

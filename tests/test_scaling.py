@@ -1,0 +1,153 @@
+"""Scaling parameters: torch threads per call, batch budgets, Duo's attention budget."""
+
+import numpy as np
+import pytest
+import torch
+from skorch.callbacks import Callback
+
+from sklearn_lama import DuoClassifier, TokenSequences
+from sklearn_lama._batching import SequenceBatches
+from sklearn_lama._threads import resolve_threads
+
+from .conftest import make_classifier
+
+
+class RecordThreads(Callback):
+    """Reads torch's thread count at every epoch of a fit."""
+
+    def __init__(self):
+        self.threads = []
+
+    def on_epoch_begin(self, net, **kwargs):
+        self.threads.append(torch.get_num_threads())
+
+
+@pytest.fixture
+def batch_shapes(monkeypatch):
+    """(documents, padded length) of every batch the estimators build."""
+    shapes = []
+    gather = SequenceBatches.__getitems__
+
+    def recording(self, index):
+        batch, target = gather(self, index)
+        shapes.append(tuple(batch["ids"].shape))
+        return batch, target
+
+    monkeypatch.setattr(SequenceBatches, "__getitems__", recording)
+    return shapes
+
+
+@pytest.fixture
+def caller_threads():
+    """The caller runs torch with 3 threads; the original setting comes back after the test."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    yield 3
+    torch.set_num_threads(before)
+
+
+def _sequences(lengths, dim=8):
+    rng = np.random.RandomState(0)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    table = rng.randn(40, dim).astype(np.float32)
+    return TokenSequences(rng.randint(1, 40, offsets[-1]), offsets, (table,), "toy")
+
+
+@pytest.mark.parametrize("torch_threads, expected", [(None, 1), (2, 2)])
+def test_fit_uses_torch_threads_and_restores_the_callers(
+    kind, caller_threads, torch_threads, expected
+):
+    X = np.random.RandomState(0).randint(1, 30, size=(40, 10))
+    y = np.arange(40) % 2
+    record = RecordThreads()
+    clf = make_classifier(kind, max_epochs=2, torch_threads=torch_threads, callbacks=[record])
+    clf.fit(X, y)
+    assert record.threads == [expected, expected]
+    assert torch.get_num_threads() == caller_threads
+
+    seen = []
+    hook = clf.net_.module_.register_forward_hook(
+        lambda *args: seen.append(torch.get_num_threads())
+    )
+    clf.predict_proba(X)
+    hook.remove()
+    assert seen and set(seen) == {expected}
+    assert torch.get_num_threads() == caller_threads
+
+
+def test_threads_are_restored_when_fit_fails(caller_threads):
+    with pytest.raises(ValueError):
+        make_classifier("lama").fit(np.zeros((4, 3)), [0, 0, 0, 0])
+    assert torch.get_num_threads() == caller_threads
+
+
+def test_negative_torch_threads_count_from_the_given_cpus(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert [resolve_threads(n) for n in (None, 3, -1, -2, -9)] == [1, 3, 4, 3, 1]
+    with pytest.raises(ValueError, match="torch_threads"):
+        make_classifier("fcsr", torch_threads=0).fit(np.ones((4, 3), int), [0, 1, 0, 1])
+
+
+def test_max_batch_tokens_is_honoured_in_training_and_inference(kind, batch_shapes):
+    X = _sequences([30] * 40)
+    y = np.arange(40) % 2
+    clf = make_classifier(kind, max_epochs=1, max_batch_tokens=100, batch_size=32)
+    clf.fit(X, y)
+    training = list(batch_shapes)
+    batch_shapes.clear()
+    clf.predict_proba(X)
+    # 100 tokens hold 3 documents of 30: every batch, training and inference.
+    assert {size for size, _ in training + batch_shapes} == {3, 1}
+    assert max(size for size, _ in batch_shapes) == 3
+
+
+def test_inference_batch_size_is_honoured(kind, batch_shapes):
+    X = _sequences([5] * 50)
+    clf = make_classifier(kind, max_epochs=1, inference_batch_size=8).fit(X, np.arange(50) % 2)
+    batch_shapes.clear()
+    clf.predict_proba(X)
+    assert [size for size, _ in batch_shapes] == [8] * 6 + [2]
+
+
+def test_duo_max_attention_bytes_is_honoured(batch_shapes):
+    X = _sequences([5, 5] + [60] * 20)
+    clf = DuoClassifier(n_layers=1, n_heads=2, d_ff=16, max_epochs=1, early_stopping=False,
+                        max_attention_bytes=2**16, random_state=0).fit(X[:2], [0, 1])
+    batch_shapes.clear()
+    clf.predict_proba(X)
+    # 2**16 bytes / (4 bytes x 2 heads) = 8,192 token pairs: 2 documents of 60.
+    assert max(size for size, length in batch_shapes if length == 60) == 2
+    with pytest.raises(ValueError, match=r"91 tokens.*max_attention_bytes=65536.*90 tokens"):
+        clf.predict_proba(_sequences([91]))
+
+
+def test_bigru_chunks_only_documents_longer_than_chunk_length():
+    from sklearn_lama.modules import BiGRUEncoder
+
+    torch.manual_seed(0)
+    exact = BiGRUEncoder(6, 4)
+    chunked = BiGRUEncoder(6, 4, chunk_length=16)
+    chunked.load_state_dict(exact.state_dict())
+    lengths = [10, 16, 50, 37]
+    mask = torch.arange(50)[None] < torch.tensor(lengths)[:, None]
+    x = torch.randn(4, 50, 6) * mask[..., None]
+    with torch.no_grad():
+        full, parts = exact(x, mask), chunked(x, mask)
+        for row, length in enumerate(lengths):
+            alone = chunked(x[row : row + 1, :length], mask[row : row + 1, :length])[0]
+            # A document's annotations do not depend on its batch...
+            torch.testing.assert_close(alone, parts[row, :length])
+            difference = (full[row, :length] - parts[row, :length]).abs().max()
+            # ...and are exact up to chunk_length tokens, approximate beyond.
+            assert (difference < 1e-6) == (length <= 16)
+
+
+def test_lama_chunk_length_none_is_the_exact_recurrence():
+    X = _sequences([40] * 6 + [300] * 2)
+    y = np.arange(8) % 2
+    clf = make_classifier("lama", max_epochs=1, chunk_length=64).fit(X, y)
+    chunked = clf.predict_proba(X)
+    clf.net_.module_.core.encoder.chunk_length = None
+    exact = clf.predict_proba(X)
+    np.testing.assert_allclose(chunked[:6], exact[:6], rtol=1e-5, atol=1e-6)
+    assert not np.array_equal(chunked[6:], exact[6:])
