@@ -258,9 +258,9 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
     >>> vec = Word2VecVectorizer(vector_size=8, random_state=0).fit(docs)
     >>> seqs = vec.transform(["the cat sat on the unknown mat"])
     >>> seqs.lengths.tolist(), vec.embedding_.shape
-    ([6], (9, 8))
+    ([7], (9, 8))
     >>> vec.inverse_transform(seqs)
-    [['the', 'cat', 'sat', 'on', 'the', 'mat']]
+    [['the', 'cat', 'sat', 'on', 'the', '<oov>', 'mat']]
 
     Pretrained vectors (here a tiny GloVe file; a downloaded gensim-data name
     such as ``"glove-wiki-gigaword-100"`` works the same); the corpus words

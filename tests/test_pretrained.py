@@ -249,7 +249,7 @@ def test_oov_row_is_mean_of_rare_pretrained_vectors(tmp_path):
     vec = Word2VecVectorizer(pretrained=path, min_count=4, oov="token").fit(docs)
     assert set(vec.vocabulary_) == {"cat", "dog"}
     np.testing.assert_allclose(vec.embedding_[1], (3 * np.array([0, 0, 1]) + [1, 1, 1]) / 4)
-    discard = Word2VecVectorizer(pretrained=path, min_count=4).fit(docs)
+    discard = Word2VecVectorizer(pretrained=path, min_count=4, oov="discard").fit(docs)
     assert not discard.embedding_[1].any()
 
 
