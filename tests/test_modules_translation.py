@@ -6,7 +6,11 @@ import pytest
 import torch
 from torch import nn
 
-from sklearn_lama.modules import DuoMultiHeadAttention, DuoTranslationModule, StreamAttention
+from sklearn_lama.modules import (
+    DuoMultiHeadAttention,
+    DuoTranslationModule,
+    StreamAttention,
+)
 
 FLAGS = ("meta_embeddings", "weight_sharing", "duo_norm", "fusion")
 ALL_SETTINGS = [dict(zip(FLAGS, values)) for values in itertools.product([False, True], repeat=4)]

@@ -7,7 +7,12 @@ mask that is True on real tokens.
 
 from ._baselines import TransformerEncoderClassifier
 from ._duo import DuoEncoderLayer, DuoLayerNorm, DuoModule, DuoMultiHeadAttention
-from ._duo_translation import DuoDecoderLayer, DuoTranslationModule, StreamAttention, causal_mask
+from ._duo_translation import (
+    DuoDecoderLayer,
+    DuoTranslationModule,
+    StreamAttention,
+    causal_mask,
+)
 from ._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
 from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
 from ._network import SequenceNetwork
