@@ -32,7 +32,8 @@ setup(
         "tqdm>=4.60",
     ],
     extras_require={
-        "test": ["pytest>=7", "pandas>=1.5", "hypothesis>=6"],
+        "translation": ["sentencepiece>=0.1.99", "sacrebleu>=2.0"],
+        "test": ["pytest>=7", "pandas>=1.5", "hypothesis>=6", "sentencepiece>=0.1.99", "sacrebleu>=2.0"],
         "docs": ["sphinx>=7", "numpydoc>=1.6"],
         "benchmarks": ["matplotlib>=3.5", "fasttext>=0.9.2"],
     },

@@ -6,12 +6,14 @@ from ._lama import LAMAClassifier
 from ._meta_embedding import MetaEmbeddingTransformer
 from ._persistence import load_weights, save_weights
 from ._sequences import TokenSequences
+from ._translator import DuoTranslator
 from ._vectorizer import Word2VecVectorizer
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DuoClassifier",
+    "DuoTranslator",
     "FCSRClassifier",
     "LAMAClassifier",
     "MetaEmbeddingTransformer",
