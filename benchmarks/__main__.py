@@ -7,11 +7,12 @@ import os
 import sys
 import time
 
-from . import params, peers, runtime, scaling, targets
+from . import params, peers, runtime, scaling, targets, translation
 from ._env import ROOT, stamp
 from ._report import write
 
-PARTS = {"params": params, "runtime": runtime, "peers": peers, "scaling": scaling, "targets": targets}
+PARTS = {"params": params, "runtime": runtime, "peers": peers, "scaling": scaling, "targets": targets,
+         "translation": translation}
 
 
 def _measure(name, args, out_dir):
