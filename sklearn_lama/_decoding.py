@@ -54,7 +54,7 @@ def greedy_search(module, src, max_length):
 
 
 def _length_penalty(length, alpha):
-    """GNMT length penalty ((5 + length) / 6) ** alpha (Wu et al., 2016), as Vaswani et al. used."""
+    """GNMT length penalty ((5 + length) / 6) ** alpha (Wu et al., 2016), used by Vaswani et al."""
     return ((5.0 + length) / 6.0) ** alpha
 
 
@@ -108,12 +108,15 @@ def beam_search(module, src, max_length, beam_size=4, alpha=0.6):
             if not done[b] and np.isfinite(float(top[b, j])):
                 row = tokens[b * k + int(beam[b, j]), 1:].tolist()
                 token_j = int(token[b, j])
-                ended[b].append((float(top[b, j]) / penalty, row + ([] if token_j == EOS_ID else
-                                                                    [token_j])))
+                ended[b].append(
+                    (float(top[b, j]) / penalty, row + ([] if token_j == EOS_ID else [token_j]))
+                )
         if step == max_length:
             break
         next_scores, pick = top.masked_fill(is_eos, float("-inf")).topk(k, dim=1)
-        rows = (torch.arange(n, device=src.device).unsqueeze(1) * k + beam.gather(1, pick)).reshape(-1)
+        rows = (
+            torch.arange(n, device=src.device).unsqueeze(1) * k + beam.gather(1, pick)
+        ).reshape(-1)
         tokens = torch.cat([tokens[rows], token.gather(1, pick).reshape(-1, 1)], dim=1)
         scores = next_scores
         alive_best = (scores.max(dim=1).values / best_possible).cpu().numpy()

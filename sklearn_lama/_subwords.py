@@ -4,11 +4,11 @@ Subwords are byte-pair encoding (Sennrich, Haddow & Birch, 2016) learned by Sent
 Richardson, 2018) on the training text, offline. Characters never seen in training fall back to
 their UTF-8 bytes, so any text can be encoded and decoded.
 
-Software messages hold format placeholders (``%s``, ``%(name)s``, ``%1$d``, ``{name}``, Qt's ``%1``)
-that a translation must carry unchanged. Before subword segmentation each distinct placeholder of a
-source is replaced by a numbered private-use character, one atomic token; the same placeholder in the
-target becomes the same token, so the model learns to copy tokens, and decoding puts the source's
-placeholder back in place of each token.
+Software messages hold format placeholders (``%s``, ``%(name)s``, ``%1$d``, ``{name}``, Qt's
+``%1``) that a translation must carry unchanged. Before subword segmentation each distinct
+placeholder of a source is replaced by a numbered private-use character, one atomic token; the same
+placeholder in the target becomes the same token, so the model learns to copy tokens, and decoding
+puts the source's placeholder back in place of each token.
 """
 
 import io
@@ -71,6 +71,7 @@ def protect_placeholders(text, placeholders=None):
 
 def restore_placeholders(text, placeholders):
     """Put the placeholders back for their slots; a slot the source did not have is dropped."""
+
     def back(match):
         i = SLOTS.index(match.group(0))
         return placeholders[i] if i < len(placeholders) else ""
@@ -92,11 +93,21 @@ class SubwordModel:
     def __init__(self, texts, vocab_size):
         proto = io.BytesIO()
         spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(texts), model_writer=proto, model_type="bpe",
-            vocab_size=vocab_size, hard_vocab_limit=False, character_coverage=1.0,
-            byte_fallback=True, normalization_rule_name="identity", num_threads=1,
-            pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
-            user_defined_symbols=list(SLOTS), minloglevel=2,
+            sentence_iterator=iter(texts),
+            model_writer=proto,
+            model_type="bpe",
+            vocab_size=vocab_size,
+            hard_vocab_limit=False,
+            character_coverage=1.0,
+            byte_fallback=True,
+            normalization_rule_name="identity",
+            num_threads=1,
+            pad_id=PAD_ID,
+            unk_id=UNK_ID,
+            bos_id=BOS_ID,
+            eos_id=EOS_ID,
+            user_defined_symbols=list(SLOTS),
+            minloglevel=2,
         )
         self._load(proto.getvalue())
 

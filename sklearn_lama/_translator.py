@@ -5,6 +5,7 @@ import math
 import sys
 import time
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import sacrebleu
@@ -36,8 +37,11 @@ def _pad(rows, prefix=None, suffix=None):
     width = max(max((len(r) for r in rows), default=0) + extra, 1)
     out = np.zeros((len(rows), width), dtype=np.int64)
     for i, row in enumerate(rows):
-        full = ([prefix] if prefix is not None else []) + list(row) + (
-            [suffix] if suffix is not None else [])
+        full = (
+            ([prefix] if prefix is not None else [])
+            + list(row)
+            + ([suffix] if suffix is not None else [])
+        )
         out[i, : len(full)] = full
     return torch.from_numpy(out)
 
@@ -154,7 +158,7 @@ class DuoTranslator(BaseEstimator):
     (1,)
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "d_model": [Interval(Integral, 1, None, closed="left")],
         "n_heads": [Interval(Integral, 1, None, closed="left")],
         "d_ff": [Interval(Integral, 1, None, closed="left")],
@@ -182,12 +186,35 @@ class DuoTranslator(BaseEstimator):
         "epoch_callback": [callable, None],
     }
 
-    def __init__(self, *, d_model=256, n_heads=4, d_ff=1024, n_layers=3, dropout=0.1,
-                 meta_embeddings=True, weight_sharing=True, duo_norm=True, fusion=True,
-                 vocab_size=8000, label_smoothing=0.1, learning_rate=1e-3, warmup_steps=1000,
-                 max_tokens=4096, max_epochs=30, max_time=None, n_iter_no_change=3,
-                 validation_fraction=0.1, beam_size=4, length_penalty=0.6, max_length=None,
-                 device="cpu", random_state=None, verbose=0, epoch_callback=None):
+    def __init__(
+        self,
+        *,
+        d_model=256,
+        n_heads=4,
+        d_ff=1024,
+        n_layers=3,
+        dropout=0.1,
+        meta_embeddings=True,
+        weight_sharing=True,
+        duo_norm=True,
+        fusion=True,
+        vocab_size=8000,
+        label_smoothing=0.1,
+        learning_rate=1e-3,
+        warmup_steps=1000,
+        max_tokens=4096,
+        max_epochs=30,
+        max_time=None,
+        n_iter_no_change=3,
+        validation_fraction=0.1,
+        beam_size=4,
+        length_penalty=0.6,
+        max_length=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+        epoch_callback=None,
+    ):
         self.d_model = d_model
         self.n_heads = n_heads
         self.d_ff = d_ff
@@ -230,31 +257,41 @@ class DuoTranslator(BaseEstimator):
         values = list(values)
         for i, value in enumerate(values):
             if not isinstance(value, str):
-                raise TypeError(f"{name}[{i}] is {value!r} ({type(value).__name__}); {name} must "
-                                "hold strings only.")
+                raise TypeError(
+                    f"{name}[{i}] is {value!r} ({type(value).__name__}); {name} must "
+                    "hold strings only."
+                )
         return values
 
     def _check_X(self, X, fitting):
         if isinstance(X, TokenSequences):
             if not fitting:
                 if self.source_subwords_ is not None:
-                    raise TypeError("X is a TokenSequences but this translator was fitted on "
-                                    "strings; pass strings.")
+                    raise TypeError(
+                        "X is a TokenSequences but this translator was fitted on "
+                        "strings; pass strings."
+                    )
                 if X.vocabulary_id != self.vocabulary_id_:
-                    raise ValueError("X was built over another vocabulary than the one seen in "
-                                     "fit; use the same MetaEmbeddingTransformer.")
+                    raise ValueError(
+                        "X was built over another vocabulary than the one seen in "
+                        "fit; use the same MetaEmbeddingTransformer."
+                    )
             return X
         X = self._check_strings(X, "X")
         if not fitting and self.source_subwords_ is None:
-            raise TypeError("this translator was fitted on TokenSequences (e.g. from a "
-                            "MetaEmbeddingTransformer); pass the same kind of input.")
+            raise TypeError(
+                "this translator was fitted on TokenSequences (e.g. from a "
+                "MetaEmbeddingTransformer); pass the same kind of input."
+            )
         return X
 
     def _sources(self, X):
         """Source subword ids and, for strings, each sentence's placeholders."""
         if isinstance(X, TokenSequences):
             return [X.document(i).astype(np.int64) for i in range(len(X))], None
-        masked, slots = zip(*(protect_placeholders(normalize_spaces(x)) for x in X)) if X else ((), ())
+        masked, slots = (
+            zip(*(protect_placeholders(normalize_spaces(x)) for x in X)) if X else ((), ())
+        )
         return masked, list(slots)
 
     # ----------------------------------------------------------------------- fit
@@ -282,8 +319,10 @@ class DuoTranslator(BaseEstimator):
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads={self.n_heads} must divide d_model={self.d_model}.")
         rng = np.random.RandomState(
-            self.random_state if not isinstance(self.random_state, np.random.RandomState)
-            else self.random_state.randint(2**31 - 1))
+            self.random_state
+            if not isinstance(self.random_state, np.random.RandomState)
+            else self.random_state.randint(2**31 - 1)
+        )
         seed = int(rng.randint(2**31 - 1))
 
         sources, slots = self._sources(X)
@@ -302,22 +341,37 @@ class DuoTranslator(BaseEstimator):
         else:
             self.source_subwords_ = SubwordModel([sources[i] for i in train], self.vocab_size)
             self.vocabulary_id_ = None
-            src_ids, src_vocab, tables = self.source_subwords_.encode(sources), len(
-                self.source_subwords_), None
+            src_ids, src_vocab, tables = (
+                self.source_subwords_.encode(sources),
+                len(self.source_subwords_),
+                None,
+            )
         self.target_subwords_ = SubwordModel([targets[i] for i in train], self.vocab_size)
         tgt_ids = self.target_subwords_.encode(targets)
 
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.module_ = DuoTranslationModule(
-                src_vocab, len(self.target_subwords_), d_model=self.d_model, n_heads=self.n_heads,
-                d_ff=self.d_ff, n_layers=self.n_layers, dropout=self.dropout,
-                meta_embeddings=self.meta_embeddings, weight_sharing=self.weight_sharing,
-                duo_norm=self.duo_norm, fusion=self.fusion, src_tables=tables,
+                src_vocab,
+                len(self.target_subwords_),
+                d_model=self.d_model,
+                n_heads=self.n_heads,
+                d_ff=self.d_ff,
+                n_layers=self.n_layers,
+                dropout=self.dropout,
+                meta_embeddings=self.meta_embeddings,
+                weight_sharing=self.weight_sharing,
+                duo_norm=self.duo_norm,
+                fusion=self.fusion,
+                src_tables=tables,
             ).to(self.device)
             self.n_parameters_ = sum(p.numel() for p in self.module_.parameters())
-            self._train([src_ids[i] for i in train], [tgt_ids[i] for i in train],
-                        [src_ids[i] for i in valid], [tgt_ids[i] for i in valid])
+            self._train(
+                [src_ids[i] for i in train],
+                [tgt_ids[i] for i in train],
+                [src_ids[i] for i in valid],
+                [tgt_ids[i] for i in valid],
+            )
         return self
 
     def _batches(self, src, tgt, shuffle):
@@ -325,8 +379,9 @@ class DuoTranslator(BaseEstimator):
         if shuffle:
             # One pool of max_tokens sentences at a time is sorted by length: similar lengths
             # share a batch, and batch order and content still change every epoch.
-            sampler = BucketBatchSampler(lengths, self.max_tokens, pool_batches=1,
-                                         max_tokens=self.max_tokens)
+            sampler = BucketBatchSampler(
+                lengths, self.max_tokens, pool_batches=1, max_tokens=self.max_tokens
+            )
             yield from sampler
             return
         order = np.argsort(lengths, kind="stable")
@@ -339,8 +394,12 @@ class DuoTranslator(BaseEstimator):
         tgt_out = _pad(tgt, suffix=EOS_ID).to(self.device)
         logits = self.module_(src_b, tgt_in)
         loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1), ignore_index=PAD_ID,
-            label_smoothing=smoothing, reduction="sum")
+            logits.reshape(-1, logits.shape[-1]),
+            tgt_out.reshape(-1),
+            ignore_index=PAD_ID,
+            label_smoothing=smoothing,
+            reduction="sum",
+        )
         return loss, int((tgt_out != PAD_ID).sum())
 
     @torch.no_grad()
@@ -354,11 +413,13 @@ class DuoTranslator(BaseEstimator):
 
     def _train(self, src, tgt, valid_src, valid_tgt):
         module = self.module_
-        optimizer = torch.optim.Adam(module.parameters(), lr=self.learning_rate, betas=(0.9, 0.98),
-                                     eps=1e-9)
+        optimizer = torch.optim.Adam(
+            module.parameters(), lr=self.learning_rate, betas=(0.9, 0.98), eps=1e-9
+        )
         warmup = self.warmup_steps
         schedule = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda step: min((step + 1) / warmup, math.sqrt(warmup / (step + 1))))
+            optimizer, lambda step: min((step + 1) / warmup, math.sqrt(warmup / (step + 1)))
+        )
         self.history_, best_loss, best_state, stale, step = [], math.inf, None, 0, 0
         spent, out_of_time = 0.0, False
         for epoch in range(1, self.max_epochs + 1):
@@ -366,15 +427,19 @@ class DuoTranslator(BaseEstimator):
             module.train()
             total, count = 0.0, 0
             for index in self._batches(src, tgt, shuffle=True):
-                loss, tokens = self._loss([src[i] for i in index], [tgt[i] for i in index],
-                                          self.label_smoothing)
+                loss, tokens = self._loss(
+                    [src[i] for i in index], [tgt[i] for i in index], self.label_smoothing
+                )
                 optimizer.zero_grad()
                 (loss / tokens).backward()
                 optimizer.step()
                 schedule.step()
                 step += 1
                 total, count = total + loss.item(), count + tokens
-                if self.max_time is not None and spent + time.perf_counter() - start > self.max_time:
+                if (
+                    self.max_time is not None
+                    and spent + time.perf_counter() - start > self.max_time
+                ):
                     out_of_time = True
                     break
             record = {"epoch": epoch, "train_loss": total / max(count, 1), "steps": step}
@@ -386,20 +451,32 @@ class DuoTranslator(BaseEstimator):
             self.history_.append(record)
             improved = valid_src and record["valid_loss"] < best_loss
             if improved:
-                best_loss, best_state, stale = record["valid_loss"], copy.deepcopy(
-                    module.state_dict()), 0
+                best_loss, best_state, stale = (
+                    record["valid_loss"],
+                    copy.deepcopy(module.state_dict()),
+                    0,
+                )
                 self.best_epoch_ = epoch
             else:
                 stale += 1
             if self.verbose:
-                extra = (f"  valid loss {record['valid_loss']:.3f}  ppl {record['valid_perplexity']:.2f}"
-                         if valid_src else "")
-                print(f"epoch {epoch:3d}  train loss {record['train_loss']:.3f}{extra}  "
-                      f"{spent:.0f} s", file=sys.stderr, flush=True)
+                extra = (
+                    f"  valid loss {record['valid_loss']:.3f}"
+                    f"  ppl {record['valid_perplexity']:.2f}"
+                    if valid_src
+                    else ""
+                )
+                print(
+                    f"epoch {epoch:3d}  train loss {record['train_loss']:.3f}{extra}  "
+                    f"{spent:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
             if self.epoch_callback is not None:
                 self.epoch_callback(self, dict(record))
-            if out_of_time or (valid_src and self.n_iter_no_change is not None
-                               and stale >= self.n_iter_no_change):
+            if out_of_time or (
+                valid_src and self.n_iter_no_change is not None and stale >= self.n_iter_no_change
+            ):
                 break
         if best_state is not None:
             module.load_state_dict(best_state)
@@ -467,7 +544,9 @@ class DuoTranslator(BaseEstimator):
         y = self._check_strings(y, "y")
         hypotheses = list(self.predict(X))
         if len(hypotheses) != len(y):
-            raise ValueError(f"X and y must have the same length, got {len(hypotheses)} and {len(y)}.")
+            raise ValueError(
+                f"X and y must have the same length, got {len(hypotheses)} and {len(y)}."
+            )
         return float(sacrebleu.corpus_bleu(hypotheses, [y]).score)
 
     # ----------------------------------------------------------------------- persistence
@@ -476,8 +555,9 @@ class DuoTranslator(BaseEstimator):
         state = {
             "module": {k: v.detach().cpu() for k, v in self.module_.state_dict().items()},
             "target_subwords": np.frombuffer(self.target_subwords_.proto, dtype=np.uint8).copy(),
-            "source_subwords": None if self.source_subwords_ is None else np.frombuffer(
-                self.source_subwords_.proto, dtype=np.uint8).copy(),
+            "source_subwords": None
+            if self.source_subwords_ is None
+            else np.frombuffer(self.source_subwords_.proto, dtype=np.uint8).copy(),
             "vocabulary_id": self.vocabulary_id_,
             "history": [dict(r) for r in self.history_],
             "best_epoch": int(self.best_epoch_),
@@ -487,23 +567,38 @@ class DuoTranslator(BaseEstimator):
 
     def _import_state(self, state):
         """Become the fitted translator that :meth:`_export_state` described."""
+
         def proto(value):
             return bytes(np.asarray(value, dtype=np.uint8).tobytes())
 
         self.target_subwords_ = SubwordModel.from_proto(proto(state["target_subwords"]))
-        self.source_subwords_ = (None if state["source_subwords"] is None
-                                 else SubwordModel.from_proto(proto(state["source_subwords"])))
+        self.source_subwords_ = (
+            None
+            if state["source_subwords"] is None
+            else SubwordModel.from_proto(proto(state["source_subwords"]))
+        )
         self.vocabulary_id_ = state["vocabulary_id"]
         weights = {k: torch.as_tensor(np.asarray(v)) for k, v in state["module"].items()}
         src_vocab = weights["src_embeddings.0.weight"].shape[0]
         tables = None
         if self.source_subwords_ is None:
-            tables = [weights[f"src_embeddings.{i}.weight"] for i in range(2 if self.meta_embeddings else 1)]
+            tables = [
+                weights[f"src_embeddings.{i}.weight"]
+                for i in range(2 if self.meta_embeddings else 1)
+            ]
         self.module_ = DuoTranslationModule(
-            src_vocab, len(self.target_subwords_), d_model=self.d_model, n_heads=self.n_heads,
-            d_ff=self.d_ff, n_layers=self.n_layers, dropout=self.dropout,
-            meta_embeddings=self.meta_embeddings, weight_sharing=self.weight_sharing,
-            duo_norm=self.duo_norm, fusion=self.fusion, src_tables=tables,
+            src_vocab,
+            len(self.target_subwords_),
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            d_ff=self.d_ff,
+            n_layers=self.n_layers,
+            dropout=self.dropout,
+            meta_embeddings=self.meta_embeddings,
+            weight_sharing=self.weight_sharing,
+            duo_norm=self.duo_norm,
+            fusion=self.fusion,
+            src_tables=tables,
         )
         self.module_.load_state_dict(weights)
         self.module_.to(self.device).eval()

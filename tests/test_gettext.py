@@ -9,7 +9,7 @@ import pytest
 from sklearn_lama.datasets import load_gettext
 from sklearn_lama.datasets._gettext import read_mo, read_po
 
-PO = r'''# A test catalogue.
+PO = r"""# A test catalogue.
 msgid ""
 msgstr ""
 "Content-Type: text/plain; charset=UTF-8\n"
@@ -53,7 +53,7 @@ msgstr "Trop court"
 
 #~ msgid "An obsolete message here"
 #~ msgstr "Un message obsolète"
-'''
+"""
 
 KEPT = {
     "File not found": "Fichier introuvable",
@@ -85,14 +85,17 @@ def locale_dir(tmp_path):
     folder = tmp_path / "locale" / "fr" / "LC_MESSAGES"
     folder.mkdir(parents=True)
     (folder / "app.po").write_text(PO, encoding="utf-8")
-    write_mo(folder / "other.mo", [
-        ("", "Content-Type: text/plain; charset=UTF-8\n"),
-        ("File not found", "Fichier introuvable"),  # the same pair again: counted once
-        ("File not found", "Fichier non trouvé"),  # another translation: kept
-        ("Save the document now", "Enregistrer le document maintenant"),
-        ("ctx\x04Close this window", "Fermer cette fenêtre"),
-        ("one item\x00%d items", "un élément\x00%d éléments"),
-    ])
+    write_mo(
+        folder / "other.mo",
+        [
+            ("", "Content-Type: text/plain; charset=UTF-8\n"),
+            ("File not found", "Fichier introuvable"),  # the same pair again: counted once
+            ("File not found", "Fichier non trouvé"),  # another translation: kept
+            ("Save the document now", "Enregistrer le document maintenant"),
+            ("ctx\x04Close this window", "Fermer cette fenêtre"),
+            ("one item\x00%d items", "un élément\x00%d éléments"),
+        ],
+    )
     return tmp_path / "locale"
 
 
@@ -139,15 +142,17 @@ def test_load_gettext_split_is_deterministic_and_disjoint(locale_dir):
     train = load_gettext("fr", directory=locale_dir, test_size=0.5)
     test = load_gettext("fr", directory=locale_dir, subset="test", test_size=0.5)
     assert not set(train.data) & set(test.data)
-    assert sorted(train.data + test.data) == sorted(load_gettext("fr", directory=locale_dir,
-                                                                  subset="all").data)
+    assert sorted(train.data + test.data) == sorted(
+        load_gettext("fr", directory=locale_dir, subset="all").data
+    )
     again = load_gettext("fr", directory=[locale_dir], test_size=0.5, return_X_y=True)
     assert again == (train.data, train.target)
 
 
 def test_load_gettext_word_range_and_missing_language(locale_dir):
-    X, _ = load_gettext("fr", directory=locale_dir, subset="all", min_words=1, max_words=None,
-                        return_X_y=True)
+    X, _ = load_gettext(
+        "fr", directory=locale_dir, subset="all", min_words=1, max_words=None, return_X_y=True
+    )
     assert "Too short" in X
     X, _ = load_gettext("fr", directory=locale_dir, subset="all", max_words=3, return_X_y=True)
     assert X and all(len(x.split()) == 3 for x in X)

@@ -1,4 +1,4 @@
-"""The Duo Transformer translator modules: causality, the vanilla special case, Eq. 4-5 and padding."""
+"""Duo Transformer translator modules: causality, the vanilla special case, Eq. 4-5, padding."""
 
 import itertools
 
@@ -18,7 +18,9 @@ ALL_SETTINGS = [dict(zip(FLAGS, values)) for values in itertools.product([False,
 
 def make(seed=0, **flags):
     torch.manual_seed(seed)
-    model = DuoTranslationModule(13, 11, d_model=16, n_heads=4, d_ff=24, n_layers=2, dropout=0.0, **flags)
+    model = DuoTranslationModule(
+        13, 11, d_model=16, n_heads=4, d_ff=24, n_layers=2, dropout=0.0, **flags
+    )
     return model.eval()
 
 
@@ -27,7 +29,9 @@ def ids(rows, low=3, high=11):
     return torch.randint(low, high, rows, generator=g)
 
 
-@pytest.mark.parametrize("flags", ALL_SETTINGS, ids=lambda f: "-".join(k for k, v in f.items() if v) or "vanilla")
+@pytest.mark.parametrize(
+    "flags", ALL_SETTINGS, ids=lambda f: "-".join(k for k, v in f.items() if v) or "vanilla"
+)
 def test_decoder_never_sees_future_tokens(flags):
     model = make(**flags)
     src, tgt = ids((2, 6)), ids((2, 7))
@@ -41,21 +45,27 @@ def test_decoder_never_sees_future_tokens(flags):
 
 @pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors:UserWarning")
 def test_all_flags_off_is_torch_transformer():
-    """With all flags off the module computes what ``torch.nn.Transformer`` computes with the same weights.
+    """With all flags off the module computes what ``torch.nn.Transformer`` does with its weights.
 
-    Two documented differences, neutralised here: the module includes embeddings, positions and the tied output
-    layer, which ``nn.Transformer`` leaves to the caller (so the same embedded inputs are given to both and the
-    same output layer applied); and ``nn.Transformer`` adds a LayerNorm after the last encoder and the last
-    decoder layer, which the post-norm Transformer of Vaswani et al. does not have (set to identity here).
+    Two documented differences, neutralised here: the module includes embeddings, positions and the
+    tied output layer, which ``nn.Transformer`` leaves to the caller (so the same embedded inputs
+    are given to both and the same output layer applied); and ``nn.Transformer`` adds a LayerNorm
+    after the last encoder and the last decoder layer, which the post-norm Transformer of Vaswani
+    et al. does not have (set to identity here).
     """
     model = make(meta_embeddings=False, weight_sharing=False, duo_norm=False, fusion=False)
     ref = nn.Transformer(16, 4, 2, 2, 24, dropout=0.0, batch_first=True).eval()
     ref.encoder.norm, ref.decoder.norm = nn.Identity(), nn.Identity()
 
     def copy_attention(theirs, mine):
-        theirs.in_proj_weight.data = torch.cat([mine.q[0].weight, mine.k[0].weight, mine.v[0].weight])
+        theirs.in_proj_weight.data = torch.cat(
+            [mine.q[0].weight, mine.k[0].weight, mine.v[0].weight]
+        )
         theirs.in_proj_bias.data = torch.cat([mine.q[0].bias, mine.k[0].bias, mine.v[0].bias])
-        theirs.out_proj.weight.data, theirs.out_proj.bias.data = mine.out[0].weight, mine.out[0].bias
+        theirs.out_proj.weight.data, theirs.out_proj.bias.data = (
+            mine.out[0].weight,
+            mine.out[0].bias,
+        )
 
     def copy(theirs, mine):
         theirs.weight.data, theirs.bias.data = mine.weight, mine.bias
@@ -75,10 +85,19 @@ def test_all_flags_off_is_torch_transformer():
     tgt = torch.tensor([[2, 5, 6, 7], [2, 9, 0, 0]])
     with torch.no_grad():
         mine = model(src, tgt)
-        (src_emb,), (tgt_emb,) = model._embed(model.src_embeddings, src), model._embed(model.tgt_embeddings, tgt)
-        out = ref(src_emb, tgt_emb, tgt_mask=torch.ones(4, 4, dtype=torch.bool).triu(1),
-                  src_key_padding_mask=src == 0, tgt_key_padding_mask=tgt == 0,
-                  memory_key_padding_mask=src == 0, tgt_is_causal=True)
+        (src_emb,), (tgt_emb,) = (
+            model._embed(model.src_embeddings, src),
+            model._embed(model.tgt_embeddings, tgt),
+        )
+        out = ref(
+            src_emb,
+            tgt_emb,
+            tgt_mask=torch.ones(4, 4, dtype=torch.bool).triu(1),
+            src_key_padding_mask=src == 0,
+            tgt_key_padding_mask=tgt == 0,
+            memory_key_padding_mask=src == 0,
+            tgt_is_causal=True,
+        )
         theirs = out @ model.output_weights().T
     real = tgt != 0
     torch.testing.assert_close(mine[real], theirs[real], rtol=1e-5, atol=1e-5)
@@ -89,12 +108,18 @@ def test_all_flags_off_is_torch_transformer():
 
 
 def test_coupled_stream_attention_is_duo_attention():
-    """Two coupled streams with K/V sharing compute Eq. 4-5 exactly as the classifier's Duo attention."""
+    """Two coupled streams sharing K/V compute Eq. 4-5 as the classifier's Duo attention does."""
     torch.manual_seed(0)
     duo = DuoMultiHeadAttention(8, 8, n_heads=2, dropout=0.0).eval()
     mine = StreamAttention(8, 2, 2, share_kv=True, coupled=True).eval()
-    pairs = [(mine.q[0], duo.q_s), (mine.q[1], duo.q_p), (mine.k[0], duo.kv_s), (mine.k[1], duo.kv_p),
-             (mine.out[0], duo.out_s), (mine.out[1], duo.out_p)]
+    pairs = [
+        (mine.q[0], duo.q_s),
+        (mine.q[1], duo.q_p),
+        (mine.k[0], duo.kv_s),
+        (mine.k[1], duo.kv_p),
+        (mine.out[0], duo.out_s),
+        (mine.out[1], duo.out_p),
+    ]
     for a, b in pairs:
         a.load_state_dict(b.state_dict())
     s, p = torch.randn(2, 5, 8), torch.randn(2, 5, 8)
@@ -110,10 +135,13 @@ def test_coupled_stream_attention_is_duo_attention():
 
 def test_flags_change_the_model():
     counts = {}
-    for name, flags in [("vanilla", {}), ("meta", {"meta_embeddings": True}),
-                        ("share", {"meta_embeddings": True, "weight_sharing": True}),
-                        ("norm", {"meta_embeddings": True, "weight_sharing": True, "duo_norm": True}),
-                        ("fusion", dict.fromkeys(FLAGS, True))]:
+    for name, flags in [
+        ("vanilla", {}),
+        ("meta", {"meta_embeddings": True}),
+        ("share", {"meta_embeddings": True, "weight_sharing": True}),
+        ("norm", {"meta_embeddings": True, "weight_sharing": True, "duo_norm": True}),
+        ("fusion", dict.fromkeys(FLAGS, True)),
+    ]:
         model = make(**{**dict.fromkeys(FLAGS, False), **flags})
         counts[name] = sum(p.numel() for p in model.parameters())
     assert counts["meta"] > counts["share"] > counts["vanilla"]
@@ -139,7 +167,9 @@ def test_padding_does_not_change_a_sentence(meta):
 
 def test_pretrained_source_tables():
     tables = [torch.randn(13, 5).numpy(), torch.randn(13, 7).numpy()]
-    model = DuoTranslationModule(13, 11, d_model=16, n_heads=4, d_ff=24, n_layers=1, src_tables=tables)
+    model = DuoTranslationModule(
+        13, 11, d_model=16, n_heads=4, d_ff=24, n_layers=1, src_tables=tables
+    )
     assert [e.weight.shape[1] for e in model.src_embeddings] == [5, 7]
     torch.testing.assert_close(model.src_embeddings[1].weight.detach(), torch.as_tensor(tables[1]))
     assert model(ids((2, 4)), ids((2, 3))).shape == (2, 3, 11)

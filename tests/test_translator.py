@@ -1,4 +1,4 @@
-"""DuoTranslator: learning, decoding, placeholders, scikit-learn conventions, persistence, bad input."""
+"""DuoTranslator: learning, decoding, placeholders, scikit-learn API, persistence, bad input."""
 
 import io
 
@@ -24,9 +24,20 @@ NOUNS = [("the file", "le fichier"), ("the window", "la fenêtre"), ("the folder
 EN = [f"{v} {n}" for v, _ in VERBS for n, _ in NOUNS] + [f"cannot {v} %s" for v, _ in VERBS]
 FR = [f"{v} {n}" for _, v in VERBS for _, n in NOUNS] + [f"impossible de {v} %s" for _, v in VERBS]
 
-SMALL = {"d_model": 32, "n_heads": 2, "d_ff": 64, "n_layers": 1, "dropout": 0.0,
-         "vocab_size": 400, "learning_rate": 3e-3, "warmup_steps": 10, "max_epochs": 100,
-         "validation_fraction": 0.0, "beam_size": 1, "random_state": 0}
+SMALL = {
+    "d_model": 32,
+    "n_heads": 2,
+    "d_ff": 64,
+    "n_layers": 1,
+    "dropout": 0.0,
+    "vocab_size": 400,
+    "learning_rate": 3e-3,
+    "warmup_steps": 10,
+    "max_epochs": 100,
+    "validation_fraction": 0.0,
+    "beam_size": 1,
+    "random_state": 0,
+}
 
 
 @pytest.fixture(scope="module")
@@ -139,21 +150,28 @@ def test_validation_history_and_budget():
     model = DuoTranslator(**{**SMALL, "validation_fraction": 0.25, "max_epochs": 4}).fit(EN, FR)
     losses = [r["valid_loss"] for r in model.history_]
     assert model.best_epoch_ == 1 + int(np.argmin(losses))
-    assert all(r["valid_perplexity"] == pytest.approx(np.exp(r["valid_loss"])) for r in model.history_)
+    assert all(
+        r["valid_perplexity"] == pytest.approx(np.exp(r["valid_loss"])) for r in model.history_
+    )
     seen = []
-    quick = DuoTranslator(**{**SMALL, "max_time": 1e-6, "epoch_callback": lambda m, r: seen.append(r)})
+    quick = DuoTranslator(
+        **{**SMALL, "max_time": 1e-6, "epoch_callback": lambda m, r: seen.append(r)}
+    )
     quick.fit(EN, FR)
     assert len(quick.history_) == 1 and quick.history_[0]["steps"] == 1 and len(seen) == 1
 
 
-@pytest.mark.parametrize("X, y, error, match", [
-    (EN, FR[:-1], ValueError, "same length"),
-    (EN[:2], ["ouvrir", None], TypeError, r"y\[1\]"),
-    (EN[:2], ["ouvrir", 3], TypeError, r"y\[1\]"),
-    ([], [], ValueError, "empty"),
-    ("open the file", "ouvrir", TypeError, "list of strings"),
-    ([b"open"], ["ouvrir"], TypeError, r"X\[0\]"),
-])
+@pytest.mark.parametrize(
+    "X, y, error, match",
+    [
+        (EN, FR[:-1], ValueError, "same length"),
+        (EN[:2], ["ouvrir", None], TypeError, r"y\[1\]"),
+        (EN[:2], ["ouvrir", 3], TypeError, r"y\[1\]"),
+        ([], [], ValueError, "empty"),
+        ("open the file", "ouvrir", TypeError, "list of strings"),
+        ([b"open"], ["ouvrir"], TypeError, r"X\[0\]"),
+    ],
+)
 def test_bad_input_fails_before_training(X, y, error, match):
     with pytest.raises(error, match=match):
         DuoTranslator(**SMALL).fit(X, y)
@@ -167,10 +185,13 @@ def test_bad_parameter():
 
 
 def test_pipeline_with_meta_embeddings_and_grid_search():
-    emb = MetaEmbeddingTransformer([
-        ("cbow", Word2VecVectorizer(vector_size=8, sg=0, min_count=1, random_state=0)),
-        ("sg", Word2VecVectorizer(vector_size=12, sg=1, min_count=1, random_state=0)),
-    ], min_count=1)
+    emb = MetaEmbeddingTransformer(
+        [
+            ("cbow", Word2VecVectorizer(vector_size=8, sg=0, min_count=1, random_state=0)),
+            ("sg", Word2VecVectorizer(vector_size=12, sg=1, min_count=1, random_state=0)),
+        ],
+        min_count=1,
+    )
     mt = Pipeline([("emb", emb), ("mt", DuoTranslator(**SMALL))])
     mt.fit(EN * 3, FR * 3)
     assert [e.weight.shape[1] for e in mt[-1].module_.src_embeddings] == [8, 12]

@@ -21,8 +21,9 @@ _PLURAL_SEPARATOR = "\x00"
 def read_mo(path):
     """``(msgid, msgstr)`` pairs of a compiled catalogue, in file order.
 
-    A message with a context keeps the ``context\\x04`` prefix, a plural message its ``\\x00``-joined
-    forms, so that callers can recognise both; the header (empty ``msgid``) is included.
+    A message with a context keeps the ``context\\x04`` prefix, a plural message its
+    ``\\x00``-joined forms, so that callers can recognise both; the header (empty ``msgid``) is
+    included.
     """
     data = Path(path).read_bytes()
     order = _MO_MAGIC.get(data[:4])
@@ -36,8 +37,10 @@ def read_mo(path):
 
     charset = _charset(string(translations, 0).decode("ascii", "replace")) if n else "utf-8"
     return [
-        (string(originals, i).decode(charset, "replace"),
-         string(translations, i).decode(charset, "replace"))
+        (
+            string(originals, i).decode(charset, "replace"),
+            string(translations, i).decode(charset, "replace"),
+        )
         for i in range(n)
     ]
 
@@ -47,8 +50,17 @@ def _charset(header):
     return match.group(1) if match and match.group(1).upper() != "CHARSET" else "utf-8"
 
 
-_PO_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "a": "\a", "b": "\b",
-               "f": "\f", "v": "\v"}
+_PO_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    '"': '"',
+    "\\": "\\",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+}
 
 
 def _unquote(text):
@@ -99,7 +111,9 @@ def read_po(path):
             word, _, rest = line.partition(" ")
             if word in ("msgctxt", "msgid") and "msgid" in entry:
                 close()
-            if word in ("msgctxt", "msgid", "msgid_plural", "msgstr") or word.startswith("msgstr["):
+            if word in ("msgctxt", "msgid", "msgid_plural", "msgstr") or word.startswith(
+                "msgstr["
+            ):
                 key = word
                 entry[key] = _unquote(rest)
     close()
@@ -121,8 +135,16 @@ def _in_test(source, test_size):
     return int.from_bytes(digest[:8], "big") / 2**64 < test_size
 
 
-def load_gettext(language="fr", *, directory=None, subset="train", test_size=0.1, min_words=3,
-                 max_words=40, return_X_y=False):
+def load_gettext(
+    language="fr",
+    *,
+    directory=None,
+    subset="train",
+    test_size=0.1,
+    min_words=3,
+    max_words=40,
+    return_X_y=False,
+):
     """Load English → ``language`` message pairs from installed gettext catalogues.
 
     Every package that is translated installs its messages as a compiled catalogue
@@ -199,12 +221,19 @@ def load_gettext(language="fr", *, directory=None, subset="train", test_size=0.1
         read = read_mo if path.suffix == ".mo" else read_po
         for msgid, msgstr in read(path):
             msgid = msgid.rpartition(_CONTEXT_SEPARATOR)[2]
-            if (not msgid or not msgstr.strip() or msgstr == msgid or _PLURAL_SEPARATOR in msgid
-                    or _PLURAL_SEPARATOR in msgstr or re.search(r"[\n\t\r]", msgid + msgstr)):
+            if (
+                not msgid
+                or not msgstr.strip()
+                or msgstr == msgid
+                or _PLURAL_SEPARATOR in msgid
+                or _PLURAL_SEPARATOR in msgstr
+                or re.search(r"[\n\t\r]", msgid + msgstr)
+            ):
                 continue
             n_words = len(msgid.split())
             if (min_words is not None and n_words < min_words) or (
-                    max_words is not None and n_words > max_words):
+                max_words is not None and n_words > max_words
+            ):
                 continue
             if subset != "all" and _in_test(msgid, test_size) != (subset == "test"):
                 continue

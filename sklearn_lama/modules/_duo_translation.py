@@ -1,27 +1,32 @@
-"""The Duo Transformer translator (Li, Jiang, Xia & Li, "Meta-embeddings based on self-attention", 2022).
+"""The Duo Transformer translator (Li, Jiang, Xia & Li, "Meta-embeddings based on self-attention").
 
-An encoder-decoder Transformer (Vaswani et al., "Attention is all you need", 2017) whose tokens are read through
-two embedding streams, "Spongebob" ``S`` and "Patrick" ``P``, of the same width. The paper's four changes to the
-Transformer, the steps of its ablation (Table 6), are flags of :class:`DuoTranslationModule`:
+An encoder-decoder Transformer (Vaswani et al., "Attention is all you need", 2017) whose tokens are
+read through two embedding streams, "Spongebob" ``S`` and "Patrick" ``P``, of the same width. The
+paper's four changes to the Transformer, the steps of its ablation (Table 6), are flags of
+:class:`DuoTranslationModule`:
 
 ``meta_embeddings``
-    Two streams instead of one, on both sides. Every encoder self-attention and every decoder cross-attention is
-    Duo attention (Eq. 4-5): the pattern of one stream's output is computed from the other stream.
+    Two streams instead of one, on both sides. Every encoder self-attention and every decoder
+    cross-attention is Duo attention (Eq. 4-5): the pattern of one stream's output is computed from
+    the other stream.
 ``weight_sharing``
     In every attention, one stream's key and value projections are one matrix (§3.2.1).
 ``duo_norm``
-    In the decoder, the residual of a stream is normalised together with the masked self-attention driven by the
-    other stream, Eq. 6 ``LayerNorm(x^S + Sublayer(x^P))``, between the masked attention and the feed-forward
-    (§3.4). Off, each stream's masked self-attention reads only its own stream.
+    In the decoder, the residual of a stream is normalised together with the masked self-attention
+    driven by the other stream, Eq. 6 ``LayerNorm(x^S + Sublayer(x^P))``, between the masked
+    attention and the feed-forward (§3.4). Off, each stream's masked self-attention reads only its
+    own stream.
 ``fusion``
-    The output layer is tied to the target embeddings through a learned projection of their concatenation
-    (§3.3); off, it is tied to the embeddings themselves (Press & Wolf, as the vanilla Transformer).
+    The output layer is tied to the target embeddings through a learned projection of their
+    concatenation (§3.3); off, it is tied to the embeddings themselves (Press & Wolf, as the
+    vanilla Transformer).
 
-With all four off there is one stream and the module is the post-norm Transformer "base" layout of Vaswani et al.
-(sinusoidal positions, embeddings scaled by ``sqrt(d_model)``, ReLU feed-forwards, output tied to the target
-embedding) at the same width: the paper's baseline, in the same code.
+With all four off there is one stream and the module is the post-norm Transformer "base" layout of
+Vaswani et al. (sinusoidal positions, embeddings scaled by ``sqrt(d_model)``, ReLU feed-forwards,
+output tied to the target embedding) at the same width: the paper's baseline, in the same code.
 
-Masks are boolean with ``True`` for real tokens and padding only at the end of a row; padded keys get no weight.
+Masks are boolean with ``True`` for real tokens and padding only at the end of a row; padded keys
+get no weight.
 """
 
 import math
@@ -43,14 +48,16 @@ def causal_mask(length, device=None):
 class StreamAttention(nn.Module):
     """Multi-head attention from one or two query streams over one or two memory streams.
 
-    With ``coupled`` and two streams this is the Duo attention of Eq. 4-5 between two sequences (the decoder's
+    With ``coupled`` and two streams this is the Duo attention of Eq. 4-5 between two sequences
+    (the decoder's
     cross-attention when queries come from the target and memory from the encoder, §3.3)::
 
         A^S = MultiHead(Q^P, K^P, V^S)      A^P = MultiHead(Q^S, K^S, V^P)
 
-    i.e. the output of stream ``i`` takes its pattern from the other stream and its values from its own. Without
-    ``coupled`` each stream attends on its own (``MultiHead(Q^S, K^S, V^S)``); with one stream this is the
-    attention of the vanilla Transformer (``torch.nn.MultiheadAttention`` with biases).
+    i.e. the output of stream ``i`` takes its pattern from the other stream and its values from its
+    own. Without ``coupled`` each stream attends on its own (``MultiHead(Q^S, K^S, V^S)``); with
+    one stream this is the attention of the vanilla Transformer (``torch.nn.MultiheadAttention``
+    with biases).
 
     Parameters
     ----------
@@ -78,7 +85,11 @@ class StreamAttention(nn.Module):
         self.share_kv, self.coupled = share_kv, coupled and n_streams == 2
         self.q = nn.ModuleList(nn.Linear(d_model, d_model) for _ in range(n_streams))
         self.k = nn.ModuleList(nn.Linear(d_model, d_model) for _ in range(n_streams))
-        self.v = None if share_kv else nn.ModuleList(nn.Linear(d_model, d_model) for _ in range(n_streams))
+        self.v = (
+            None
+            if share_kv
+            else nn.ModuleList(nn.Linear(d_model, d_model) for _ in range(n_streams))
+        )
         self.out = nn.ModuleList(nn.Linear(d_model, d_model) for _ in range(n_streams))
         self.dropout = nn.Dropout(dropout)
 
@@ -139,8 +150,9 @@ class _VanillaEncoderLayer(nn.Module):
         super().__init__()
         self.attention = StreamAttention(d_model, 1, n_heads, dropout, share_kv=share_kv)
         self.norm_attention = nn.LayerNorm(d_model)
-        self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Dropout(dropout),
-                                nn.Linear(d_ff, d_model))
+        self.ff = nn.Sequential(
+            nn.Linear(d_model, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, d_model)
+        )
         self.norm_ff = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
 
@@ -151,15 +163,17 @@ class _VanillaEncoderLayer(nn.Module):
 
 
 class DuoDecoderLayer(nn.Module):
-    """Duo Transformer decoder layer (§3.3-3.4): masked self-attention, cross-attention, feed-forward.
+    """Duo Transformer decoder layer (§3.3-3.4): masked self-attention, cross-attention, FFN.
 
-    Each sublayer is post-normed, ``LayerNorm(x + Dropout(Sublayer))`` per stream. With two streams:
+    Each sublayer is post-normed, ``LayerNorm(x + Dropout(Sublayer))`` per stream. With two
+    streams:
 
-    1. masked self-attention over the target prefix; with ``duo_norm`` it is Duo attention (stream ``S``'s
-       output driven by ``P`` and the other way round) and its residual sum is the Duo layer norm of Eq. 6;
-       without, each stream attends to itself;
-    2. cross-attention over the encoder output, with keys and values from different embedding streams (§3.3);
-    3. a position-wise feed-forward per stream.
+    1. masked self-attention over the target prefix; with ``duo_norm`` it is Duo attention (stream
+    ``S``'s
+       output driven by ``P`` and the other way round) and its residual sum is the Duo layer norm
+       of Eq. 6; without, each stream attends to itself;
+    2. cross-attention over the encoder output, with keys and values from different embedding
+    streams (§3.3); 3. a position-wise feed-forward per stream.
 
     With one stream it is the decoder layer of the vanilla Transformer.
 
@@ -176,19 +190,28 @@ class DuoDecoderLayer(nn.Module):
         Eq. 6 between masked attention and feed-forward (§3.4).
     """
 
-    def __init__(self, d_model, n_heads, d_ff, n_streams=2, dropout=0.1, share_kv=True, duo_norm=True):
+    def __init__(
+        self, d_model, n_heads, d_ff, n_streams=2, dropout=0.1, share_kv=True, duo_norm=True
+    ):
         super().__init__()
         self.n_streams = n_streams
-        self.self_attention = StreamAttention(d_model, n_streams, n_heads, dropout, share_kv=share_kv,
-                                              coupled=duo_norm)
-        self.cross_attention = StreamAttention(d_model, n_streams, n_heads, dropout, share_kv=share_kv,
-                                               coupled=True)
-        # Eq. 6 normalises each stream's residual with its own LayerNorm; DuoLayerNorm holds the pair.
+        self.self_attention = StreamAttention(
+            d_model, n_streams, n_heads, dropout, share_kv=share_kv, coupled=duo_norm
+        )
+        self.cross_attention = StreamAttention(
+            d_model, n_streams, n_heads, dropout, share_kv=share_kv, coupled=True
+        )
+        # Eq. 6 normalises each stream's residual with its own LayerNorm; DuoLayerNorm holds both.
         self.norms = nn.ModuleList(
-            DuoLayerNorm(d_model, d_model) if n_streams == 2 else nn.LayerNorm(d_model) for _ in range(3))
+            DuoLayerNorm(d_model, d_model) if n_streams == 2 else nn.LayerNorm(d_model)
+            for _ in range(3)
+        )
         self.ff = nn.ModuleList(
-            nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, d_model))
-            for _ in range(n_streams))
+            nn.Sequential(
+                nn.Linear(d_model, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, d_model)
+            )
+            for _ in range(n_streams)
+        )
         self.dropout = nn.Dropout(dropout)
 
     def _add_norm(self, norm, streams, sublayers):
@@ -212,13 +235,15 @@ class DuoDecoderLayer(nn.Module):
         tuple of torch.Tensor, each (B, Tt, d_model)
         """
         causal = causal_mask(target[0].shape[1], target[0].device)
-        x = self._add_norm(self.norms[0], target, self.self_attention(target, target, target_mask, causal))
+        x = self._add_norm(
+            self.norms[0], target, self.self_attention(target, target, target_mask, causal)
+        )
         x = self._add_norm(self.norms[1], x, self.cross_attention(x, memory, memory_mask))
         return self._add_norm(self.norms[2], x, [ff(s) for ff, s in zip(self.ff, x)])
 
 
 class DuoTranslationModule(nn.Module):
-    """Duo Transformer encoder-decoder (§3.2-3.4) or, with every flag off, the vanilla Transformer.
+    """Duo Transformer encoder-decoder (§3.2-3.4) or, with every flag off, the Transformer.
 
     Parameters
     ----------
@@ -233,61 +258,94 @@ class DuoTranslationModule(nn.Module):
     n_decoder_layers : int or None, default=None
         Decoder layers (``None``: ``n_layers``).
     dropout : float, default=0.1
-        On embeddings plus positions and on every sublayer output and attention weight (Vaswani et al.).
+        On embeddings plus positions and on every sublayer output and attention weight (Vaswani et
+        al.).
     meta_embeddings, weight_sharing, duo_norm, fusion : bool, default=True
-        The Table 6 steps; see the module docstring. ``duo_norm`` needs ``meta_embeddings`` to change anything.
+        The Table 6 steps; see the module docstring. ``duo_norm`` needs ``meta_embeddings`` to
+        change anything.
     src_tables : sequence of array-like of shape (src_vocab_size, d_i), optional
-        Pretrained source embeddings (e.g. a :class:`~sklearn_lama.MetaEmbeddingTransformer`'s tables): the
-        streams start from the first two (the first alone without ``meta_embeddings``), fine-tuned, each followed
-        by a learned ``d_i x d_model`` projection as in §4.2 (300d GloVe then a 300 x 512 map). ``None``: source
-        embeddings are learned from scratch.
+        Pretrained source embeddings (e.g. a :class:`~sklearn_lama.MetaEmbeddingTransformer`'s
+        tables): the streams start from the first two (the first alone without
+        ``meta_embeddings``), fine-tuned, each followed by a learned ``d_i x d_model`` projection
+        as in §4.2 (300d GloVe then a 300 x 512 map). ``None``: source embeddings are learned from
+        scratch.
     """
 
-    def __init__(self, src_vocab_size, tgt_vocab_size, d_model=256, n_heads=4, d_ff=1024, n_layers=3,
-                 n_decoder_layers=None, dropout=0.1, meta_embeddings=True, weight_sharing=True, duo_norm=True,
-                 fusion=True, src_tables=None):
+    def __init__(
+        self,
+        src_vocab_size,
+        tgt_vocab_size,
+        d_model=256,
+        n_heads=4,
+        d_ff=1024,
+        n_layers=3,
+        n_decoder_layers=None,
+        dropout=0.1,
+        meta_embeddings=True,
+        weight_sharing=True,
+        duo_norm=True,
+        fusion=True,
+        src_tables=None,
+    ):
         super().__init__()
         n = 2 if meta_embeddings else 1
         self.n_streams, self.d_model = n, d_model
         n_decoder_layers = n_layers if n_decoder_layers is None else n_decoder_layers
         if src_tables is None:
-            self.src_embeddings = nn.ModuleList(nn.Embedding(src_vocab_size, d_model, padding_idx=0)
-                                                for _ in range(n))
+            self.src_embeddings = nn.ModuleList(
+                nn.Embedding(src_vocab_size, d_model, padding_idx=0) for _ in range(n)
+            )
             self.src_projections = None
         else:
             tables = [torch.as_tensor(t, dtype=torch.float32) for t in src_tables]
             tables = [tables[min(i, len(tables) - 1)] for i in range(n)]
-            self.src_embeddings = nn.ModuleList(nn.Embedding.from_pretrained(t, freeze=False, padding_idx=0)
-                                                for t in tables)
+            self.src_embeddings = nn.ModuleList(
+                nn.Embedding.from_pretrained(t, freeze=False, padding_idx=0) for t in tables
+            )
             self.src_projections = nn.ModuleList(nn.Linear(t.shape[1], d_model) for t in tables)
-        self.tgt_embeddings = nn.ModuleList(nn.Embedding(tgt_vocab_size, d_model, padding_idx=0)
-                                            for _ in range(n))
-        # §3.3: output weights = a learned projection of the concatenated duo target embedding. Starting from
-        # the identity, the fused model begins exactly where plain weight tying would.
+        self.tgt_embeddings = nn.ModuleList(
+            nn.Embedding(tgt_vocab_size, d_model, padding_idx=0) for _ in range(n)
+        )
+        # §3.3: output weights = a learned projection of the concatenated duo target embedding.
+        # Starting from the identity, the fused model begins exactly where plain tying would.
         self.fusion = nn.Parameter(torch.eye(n * d_model)) if fusion else None
         if n == 2:
             self.encoder = nn.ModuleList(
-                DuoEncoderLayer(d_model, d_model, n_heads=n_heads, d_ff=d_ff, dropout=dropout, d_attn=d_model)
-                for _ in range(n_layers))
+                DuoEncoderLayer(
+                    d_model, d_model, n_heads=n_heads, d_ff=d_ff, dropout=dropout, d_attn=d_model
+                )
+                for _ in range(n_layers)
+            )
             if not weight_sharing:
                 for layer in self.encoder:
                     layer.attention = _SelfAttentionPair(
-                        StreamAttention(d_model, 2, n_heads, dropout, share_kv=False, coupled=True))
+                        StreamAttention(d_model, 2, n_heads, dropout, share_kv=False, coupled=True)
+                    )
         else:
-            self.encoder = nn.ModuleList(_VanillaEncoderLayer(d_model, n_heads, d_ff, dropout, weight_sharing)
-                                         for _ in range(n_layers))
+            self.encoder = nn.ModuleList(
+                _VanillaEncoderLayer(d_model, n_heads, d_ff, dropout, weight_sharing)
+                for _ in range(n_layers)
+            )
         self.decoder = nn.ModuleList(
-            DuoDecoderLayer(d_model, n_heads, d_ff, n_streams=n, dropout=dropout, share_kv=weight_sharing,
-                            duo_norm=duo_norm)
-            for _ in range(n_decoder_layers))
+            DuoDecoderLayer(
+                d_model,
+                n_heads,
+                d_ff,
+                n_streams=n,
+                dropout=dropout,
+                share_kv=weight_sharing,
+                duo_norm=duo_norm,
+            )
+            for _ in range(n_decoder_layers)
+        )
         self.dropout = nn.Dropout(dropout)
         self.reset_parameters(src_tables is None)
 
     def reset_parameters(self, source_too=True):
-        """Embeddings ``N(0, d_model^-1/2)`` (their scale after the ``sqrt(d_model)`` factor is then 1)."""
+        """Embeddings ``N(0, d_model^-1/2)``: of scale 1 after the ``sqrt(d_model)`` factor."""
         tables = list(self.tgt_embeddings) + (list(self.src_embeddings) if source_too else [])
         for embedding in tables:
-            nn.init.normal_(embedding.weight, std=self.d_model ** -0.5)
+            nn.init.normal_(embedding.weight, std=self.d_model**-0.5)
             with torch.no_grad():
                 embedding.weight[0].zero_()
 
@@ -310,12 +368,12 @@ class DuoTranslationModule(nn.Module):
         return streams, mask
 
     def output_weights(self):
-        """``(tgt_vocab_size, n_streams * d_model)``: the tied (and, with ``fusion``, projected) output layer."""
+        """Output layer ``(tgt_vocab_size, n_streams * d_model)``: tied, projected by fusion."""
         weights = torch.cat([e.weight for e in self.tgt_embeddings], dim=-1)
         return weights if self.fusion is None else weights @ self.fusion
 
     def decode(self, tgt_ids, memory, memory_mask):
-        """Next-token logits ``(B, Tt, tgt_vocab_size)`` for the target prefix ``tgt_ids`` ``(B, Tt)``."""
+        """Next-token logits ``(B, Tt, tgt_vocab_size)`` for the target prefixes ``(B, Tt)``."""
         streams = self._embed(self.tgt_embeddings, tgt_ids)
         mask = tgt_ids != 0
         for layer in self.decoder:
@@ -323,6 +381,6 @@ class DuoTranslationModule(nn.Module):
         return torch.cat(streams, dim=-1) @ self.output_weights().T
 
     def forward(self, src_ids, tgt_ids):
-        """Teacher-forced logits: position ``t`` predicts target token ``t + 1`` from ``tgt_ids[:, :t + 1]``."""
+        """Teacher-forced logits: position ``t`` predicts token ``t + 1`` from tokens ``<= t``."""
         memory, memory_mask = self.encode(src_ids)
         return self.decode(tgt_ids, memory, memory_mask)
