@@ -28,10 +28,10 @@ SIZES = {
               "curve_limit": 50, "test_limit": 100,
               "model": {"d_model": 64, "n_heads": 4, "d_ff": 128, "n_layers": 1, "vocab_size": 1000,
                         "warmup_steps": 100}},
-    "full": {"languages": ["fr", "de"], "budget_s": 360, "ablation": True, "train_limit": None,
-             "curve_limit": 300, "test_limit": None,
+    "full": {"languages": ["fr", "de"], "budget_s": 300, "ablation": True, "train_limit": None,
+             "curve_limit": 200, "test_limit": 1000,
              "model": {"d_model": 128, "n_heads": 4, "d_ff": 512, "n_layers": 2, "vocab_size": 4000,
-                       "warmup_steps": 150, "learning_rate": 2e-3, "max_tokens": 2048}},
+                       "warmup_steps": 100, "learning_rate": 2e-3, "max_tokens": 1024}},
 }
 TARGET_FR_BLEU = 30.0
 
@@ -128,11 +128,14 @@ def render(payload):
     rep.text(
         f"Every model: DuoTranslator with d_model={m['d_model']} per stream, {m['n_layers']}+{m['n_layers']} "
         f"layers, d_ff={m['d_ff']}, {m['n_heads']} heads, BPE vocabulary {m['vocab_size']} per side, "
-        f"warm-up {m['warmup_steps']} steps, random_state=0, trained for {cfg['budget_s']} s of wall-clock time "
-        f"on the CPU with {cfg['threads']} torch thread(s) (validation passes included, BLEU measurements "
-        "excluded). The Transformer is the same code with the four Duo flags off. BLEU: sacrebleu corpus BLEU "
-        "(13a), greedy decoding, on the test split; the per-epoch curve uses its first "
-        f"{cfg['curve_limit']} pairs. Perplexity: exp of the unsmoothed validation cross-entropy per target "
+        f"warm-up {m['warmup_steps']} steps, peak learning rate {m.get('learning_rate', 1e-3):g}, batches of "
+        f"{m.get('max_tokens', 4096)} padded tokens, random_state=0, trained for {cfg['budget_s']} s of "
+        f"wall-clock time on the CPU with {cfg['threads']} torch thread(s) (validation passes included, BLEU "
+        "measurements excluded). The Transformer is the same code with the four Duo flags off. BLEU: "
+        "sacrebleu corpus BLEU (13a), greedy decoding, on "
+        + ("the test split" if cfg["test_limit"] is None else f"the first {cfg['test_limit']:,} pairs of the "
+           "test split (its order is a hash of the pairs)")
+        + f"; the per-epoch curve uses its first {cfg['curve_limit']} pairs. Perplexity: exp of the unsmoothed validation cross-entropy per target "
         "subword (10 % of the training pairs held out).")
     if ok:
         facts = {}
