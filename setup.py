@@ -34,6 +34,8 @@ setup(
         "plot": ["matplotlib>=3.5"],
         # joblib's Dask backend and a distributed.Client for searches on a cluster.
         "dask": ["dask>=2023.1", "distributed>=2023.1"],
+        # DuoTranslator: subword units and corpus BLEU.
+        "translation": ["sentencepiece>=0.1.99", "sacrebleu>=2.0"],
         "test": [
             "pytest>=7",
             "pandas>=1.5",
@@ -41,6 +43,8 @@ setup(
             "matplotlib>=3.5",
             "dask>=2023.1",
             "distributed>=2023.1",
+            "sentencepiece>=0.1.99",
+            "sacrebleu>=2.0",
         ],
         "docs": [
             "sphinx>=7",

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from . import accuracy, params, peers, runtime, scaling, targets
+from . import accuracy, params, peers, runtime, scaling, targets, translation
 from ._env import ROOT, stamp
 from ._report import write
 
@@ -18,6 +18,7 @@ PARTS = {
     "accuracy": accuracy,
     "scaling": scaling,
     "targets": targets,
+    "translation": translation,
 }
 
 

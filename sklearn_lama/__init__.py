@@ -7,11 +7,13 @@ from ._lama import LAMAClassifier
 from ._meta_embedding import MetaEmbeddingTransformer
 from ._persistence import load_weights, save_weights
 from ._sequences import TokenSequences
+from ._translator import DuoTranslator
 from ._vectorizer import Word2VecVectorizer
 from ._version import __version__
 
 __all__ = [
     "DuoClassifier",
+    "DuoTranslator",
     "FCSRClassifier",
     "InputAdapter",
     "LAMAClassifier",

@@ -13,22 +13,32 @@ are exactly 0 on padding, and do not depend on the rest of the batch.
 """
 
 from ._duo import DuoEncoderLayer, DuoLayerNorm, DuoModule, DuoMultiHeadAttention
+from ._duo_translation import (
+    DuoDecoderLayer,
+    DuoTranslationModule,
+    StreamAttention,
+    causal_mask,
+)
 from ._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
 from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
 from ._network import SequenceNetwork
 
 __all__ = [
     "BiGRUEncoder",
+    "DuoDecoderLayer",
     "DuoEncoderLayer",
     "DuoLayerNorm",
     "DuoModule",
     "DuoMultiHeadAttention",
+    "DuoTranslationModule",
     "FCSRCell",
     "FCSRModule",
     "FeatureAttention",
     "LAMAAttention",
     "LAMAModule",
     "SequenceNetwork",
+    "StreamAttention",
+    "causal_mask",
     "fcsr_lr_lambda",
     "fofe",
 ]
