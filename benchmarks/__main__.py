@@ -32,8 +32,11 @@ def _measure(name, args, out_dir):
         payload = scaling.run_length(scaling.LENGTH[args.size], args.threads, log)
     else:
         payload = part.run(part.SIZES[args.size], args.threads, args.corpus, log)
-    meta.update(wall_s=time.perf_counter() - start, loadavg_end=round(os.getloadavg()[0], 2),
-                command="python -m benchmarks " + " ".join(sys.argv[1:]))
+    meta.update(
+        wall_s=time.perf_counter() - start,
+        loadavg_end=round(os.getloadavg()[0], 2),
+        command="python -m benchmarks " + " ".join(sys.argv[1:]),
+    )
     _write(part, meta, payload, out_dir)
     print(f"  {name}: {meta['wall_s']:.0f} s", flush=True)
 
@@ -60,30 +63,58 @@ def _render_again(names, out_dir):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    p.add_argument("parts", nargs="*", metavar="part",
-                   help=f"parts to run, among {', '.join(PARTS)} (default: all, in that order)")
-    p.add_argument("--size", choices=["quick", "full"], default="quick",
-                   help="quick: minutes, for checking the suite; full: the committed results")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch/BLAS threads of every measurement (default 1: on a shared CPU, "
-                        "multi-threaded small ops stall on barriers and timings become noise)")
-    p.add_argument("--corpus", action="append", default=None, metavar="NAME_OR_PATH",
-                   help="peers and scaling: 'r8', 'mr', a directory with train.jsonl[.gz] and "
-                        "test.jsonl[.gz], or one .jsonl[.gz] file (split 80/20); repeatable "
-                        "(default: r8 and mr for peers, mr for scaling)")
-    p.add_argument("--length", action="store_true",
-                   help="scaling: fit cost per token of R8 documents joined to 500-20,000 tokens, "
-                        "instead of the corpus-size scan")
-    p.add_argument("--out-dir", default=None,
-                   help="default: benchmarks/results (full) or benchmarks/results/quick (quick)")
-    p.add_argument("--render-only", action="store_true",
-                   help="measure nothing: rewrite the .md, .rst and .png of the JSON results in the output folder")
+    p.add_argument(
+        "parts",
+        nargs="*",
+        metavar="part",
+        help=f"parts to run, among {', '.join(PARTS)} (default: all, in that order)",
+    )
+    p.add_argument(
+        "--size",
+        choices=["quick", "full"],
+        default="quick",
+        help="quick: minutes, for checking the suite; full: the committed results",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch/BLAS threads of every measurement (default 1: on a shared CPU, "
+        "multi-threaded small ops stall on barriers and timings become noise)",
+    )
+    p.add_argument(
+        "--corpus",
+        action="append",
+        default=None,
+        metavar="NAME_OR_PATH",
+        help="peers and scaling: 'r8', 'mr', a directory with train.jsonl[.gz] and "
+        "test.jsonl[.gz], or one .jsonl[.gz] file (split 80/20); repeatable "
+        "(default: r8 and mr for peers, mr for scaling)",
+    )
+    p.add_argument(
+        "--length",
+        action="store_true",
+        help="scaling: fit cost per token of R8 documents joined to 500-20,000 tokens, "
+        "instead of the corpus-size scan",
+    )
+    p.add_argument(
+        "--out-dir",
+        default=None,
+        help="default: benchmarks/results (full) or benchmarks/results/quick (quick)",
+    )
+    p.add_argument(
+        "--render-only",
+        action="store_true",
+        help="measure nothing: rewrite the .md, .rst and .png of the JSON results in the output folder",
+    )
     args = p.parse_args(argv)
     unknown = set(args.parts) - set(PARTS)
     if unknown:
         p.error(f"unknown part(s) {', '.join(sorted(unknown))}; choose among {', '.join(PARTS)}")
     names = args.parts or list(PARTS)
-    out_dir = args.out_dir or os.path.join(ROOT, "benchmarks", "results", *(["quick"] if args.size == "quick" else []))
+    out_dir = args.out_dir or os.path.join(
+        ROOT, "benchmarks", "results", *(["quick"] if args.size == "quick" else [])
+    )
     if args.render_only:
         _render_again(names, out_dir)
         return

@@ -26,7 +26,9 @@ def _read_jsonl(path):
                     texts.append(str(record["text"]))
                     labels.append(str(record["label"]))
                 except KeyError as exc:
-                    raise ValueError(f"{path}:{number}: each line needs 'text' and 'label', missing {exc}") from None
+                    raise ValueError(
+                        f"{path}:{number}: each line needs 'text' and 'label', missing {exc}"
+                    ) from None
     return texts, np.asarray(labels, dtype=object)
 
 
@@ -57,11 +59,15 @@ def load(spec):
     if os.path.isdir(spec):
         return (*_read_jsonl(_find(spec, "train")), *_read_jsonl(_find(spec, "test")))
     if not os.path.isfile(spec):
-        raise FileNotFoundError(f"corpus {spec!r} is neither {' nor '.join(SHIPPED)} nor an existing path")
+        raise FileNotFoundError(
+            f"corpus {spec!r} is neither {' nor '.join(SHIPPED)} nor an existing path"
+        )
     from sklearn.model_selection import train_test_split
 
     texts, labels = _read_jsonl(spec)
-    a, b, ya, yb = train_test_split(texts, labels, test_size=0.2, random_state=0, stratify=_stratify(labels))
+    a, b, ya, yb = train_test_split(
+        texts, labels, test_size=0.2, random_state=0, stratify=_stratify(labels)
+    )
     return a, ya, b, yb
 
 
@@ -77,7 +83,9 @@ def head(texts, labels, n):
         return list(texts), labels
     from sklearn.model_selection import train_test_split
 
-    a, _, ya, _ = train_test_split(list(texts), labels, train_size=n, random_state=0, stratify=_stratify(labels))
+    a, _, ya, _ = train_test_split(
+        list(texts), labels, train_size=n, random_state=0, stratify=_stratify(labels)
+    )
     return a, ya
 
 

@@ -8,7 +8,16 @@ from importlib import metadata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-_DISTRIBUTIONS = ("torch", "scikit-learn", "skorch", "gensim", "numpy", "scipy", "matplotlib", "fasttext")
+_DISTRIBUTIONS = (
+    "torch",
+    "scikit-learn",
+    "skorch",
+    "gensim",
+    "numpy",
+    "scipy",
+    "matplotlib",
+    "fasttext",
+)
 
 
 def cpu_model():
@@ -47,10 +56,18 @@ def _versions():
 def _git_commit():
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "sklearn_lama"], cwd=ROOT,
-                               capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "sklearn_lama"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         return out + (" (sklearn_lama/ modified)" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"

@@ -81,16 +81,22 @@ def run_cell(target, threads, kwargs):
     that fails returns ``{"error": ...}`` instead of stopping the suite, so
     one broken model leaves the others' results.
     """
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
+    )
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env[var] = str(threads)
     spec = json.dumps({"target": target, "threads": threads, "kwargs": kwargs})
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks._worker", spec], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, "-m", "benchmarks._worker", spec],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(_MARKER):
-            return json.loads(line[len(_MARKER):])
+            return json.loads(line[len(_MARKER) :])
     tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
     return {"error": f"exit {proc.returncode}: {tail[0][:300]}"}
 

@@ -7,7 +7,13 @@ import numpy as np
 
 OURS = ("lama", "fcsr", "duo")
 PEERS = ("tfidf_lr", "fasttext")
-SHORT = {"tfidf_lr": "TF-IDF+LR", "fasttext": "fastText", "lama": "LAMA", "fcsr": "FCSR", "duo": "Duo"}
+SHORT = {
+    "tfidf_lr": "TF-IDF+LR",
+    "fasttext": "fastText",
+    "lama": "LAMA",
+    "fcsr": "FCSR",
+    "duo": "Duo",
+}
 LABELS = {
     "tfidf_lr": "TF-IDF + LogisticRegression (tuned)",
     "fasttext": "fastText (tuned)",
@@ -31,22 +37,33 @@ def make(name, threads=1, seed=0, **overrides):
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import make_pipeline
 
-        return make_pipeline(TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=2),
-                             LogisticRegression(C=10, max_iter=2000))
+        return make_pipeline(
+            TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=2),
+            LogisticRegression(C=10, max_iter=2000),
+        )
     if name == "fasttext":
         return FastTextClassifier(thread=threads, seed=seed, epoch=25, lr=0.5, word_ngrams=2)
-    import sklearn_lama
     from sklearn.pipeline import Pipeline
 
+    import sklearn_lama
+
     if name == "duo":
-        embedding = sklearn_lama.MetaEmbeddingTransformer([
-            ("cbow", sklearn_lama.Word2VecVectorizer(sg=0, vector_size=50, random_state=seed)),
-            ("skipgram", sklearn_lama.Word2VecVectorizer(sg=1, vector_size=100, random_state=seed)),
-        ])
+        embedding = sklearn_lama.MetaEmbeddingTransformer(
+            [
+                ("cbow", sklearn_lama.Word2VecVectorizer(sg=0, vector_size=50, random_state=seed)),
+                (
+                    "skipgram",
+                    sklearn_lama.Word2VecVectorizer(sg=1, vector_size=100, random_state=seed),
+                ),
+            ]
+        )
     else:
         embedding = sklearn_lama.Word2VecVectorizer(random_state=seed)
-    classifier = {"lama": sklearn_lama.LAMAClassifier, "fcsr": sklearn_lama.FCSRClassifier,
-                  "duo": sklearn_lama.DuoClassifier}[name]
+    classifier = {
+        "lama": sklearn_lama.LAMAClassifier,
+        "fcsr": sklearn_lama.FCSRClassifier,
+        "duo": sklearn_lama.DuoClassifier,
+    }[name]
     return Pipeline([("emb", embedding), ("clf", classifier(random_state=seed, **overrides))])
 
 
@@ -95,8 +112,15 @@ class FastTextClassifier:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.writelines(f"__label__{index[i]} {self._clean(texts[i])}\n" for i in order)
             self.model_ = fasttext.train_supervised(
-                path, epoch=self.epoch, lr=self.lr, wordNgrams=self.word_ngrams, dim=100,
-                thread=self.thread, seed=self.seed, verbose=0)
+                path,
+                epoch=self.epoch,
+                lr=self.lr,
+                wordNgrams=self.word_ngrams,
+                dim=100,
+                thread=self.thread,
+                seed=self.seed,
+                verbose=0,
+            )
         finally:
             os.unlink(path)
         return self
@@ -104,5 +128,5 @@ class FastTextClassifier:
     def predict(self, texts):
         predicted, _ = self.model_.predict([self._clean(t) for t in texts])
         # A document without a known word gets no label: predict the majority class.
-        index = [int(p[0][len("__label__"):]) if p else self.fallback_ for p in predicted]
+        index = [int(p[0][len("__label__") :]) if p else self.fallback_ for p in predicted]
         return self.classes_[index]

@@ -62,13 +62,17 @@ class Report:
     def rst(self, stamp_lines):
         # Underlined with "-": included below the docs page's "=" title, this
         # becomes a section of that page rather than a page of its own.
-        head = [self.title, "-" * len(self.title), ""] + [f"- {line}" for line in stamp_lines] + [""]
+        head = (
+            [self.title, "-" * len(self.title), ""] + [f"- {line}" for line in stamp_lines] + [""]
+        )
         return self._render(head, _rst_table, [])
 
 
 def _markdown_table(columns, rows):
-    return (["| " + " | ".join(columns) + " |", "|" + "|".join(["---"] + ["---:"] * (len(columns) - 1)) + "|"]
-            + ["| " + " | ".join(row) + " |" for row in rows])
+    return [
+        "| " + " | ".join(columns) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(columns) - 1)) + "|",
+    ] + ["| " + " | ".join(row) + " |" for row in rows]
 
 
 def _rst_table(columns, rows):
@@ -112,11 +116,13 @@ def _figure(plot, meta, path):
     plot(fig)
     v, m = meta["versions"], meta["machine"]
     fig.text(
-        0.01, 0.01,
+        0.01,
+        0.01,
         f"{meta['date']} | {m['cpu']}, {m['cores']} cores, {m['device']}, {meta['torch_threads']} torch thread(s) | "
         f"torch {v['torch']}, scikit-learn {v['scikit-learn']}, skorch {v['skorch']}, gensim {v['gensim']}, "
         f"numpy {v['numpy']} | size {meta['size']}",
-        fontsize=7, color="0.35",
+        fontsize=7,
+        color="0.35",
     )
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=110)

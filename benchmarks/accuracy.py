@@ -20,10 +20,20 @@ from ._report import Report, sig
 
 NAME = "accuracy"
 SIZES = {
-    "quick": {"train_limit": 600, "test_limit": 300, "seeds": [0], "previous": False,
-              "overrides": {"max_epochs": 2}},
-    "full": {"train_limit": None, "test_limit": None, "seeds": [0, 1, 2], "previous": True,
-             "overrides": {}},
+    "quick": {
+        "train_limit": 600,
+        "test_limit": 300,
+        "seeds": [0],
+        "previous": False,
+        "overrides": {"max_epochs": 2},
+    },
+    "full": {
+        "train_limit": None,
+        "test_limit": None,
+        "seeds": [0, 1, 2],
+        "previous": True,
+        "overrides": {},
+    },
 }
 DEFAULT_CORPORA = ["r8", "mr"]
 OURS = ("lama", "fcsr", "duo")
@@ -39,15 +49,35 @@ LABELS = {
 # baseline of the speed comparison (step parameters of the default pipelines).
 _PREVIOUS_WORD2VEC = {"epochs": 5, "min_count": 5, "oov": "discard", "algorithm": "word2vec"}
 PREVIOUS = {
-    "lama": {**{f"emb__{k}": v for k, v in _PREVIOUS_WORD2VEC.items()},
-             "clf__lr": 1e-3, "clf__dropout": 0.4, "clf__max_epochs": 20, "clf__patience": 5},
-    "fcsr": {**{f"emb__{k}": v for k, v in _PREVIOUS_WORD2VEC.items()},
-             "clf__lr": 0.01, "clf__dropout": 0.3, "clf__max_epochs": 20, "clf__patience": 5},
-    "duo": {**{f"emb__{source}__{k}": v for source in ("cbow", "skipgram")
-               for k, v in _PREVIOUS_WORD2VEC.items() if k not in ("min_count", "oov")},
-            "emb__min_count": 5, "emb__oov": "discard",
-            "clf__lr": 1e-3, "clf__dropout": 0.1, "clf__max_epochs": 20, "clf__patience": 5,
-            "clf__positions": None},
+    "lama": {
+        **{f"emb__{k}": v for k, v in _PREVIOUS_WORD2VEC.items()},
+        "clf__lr": 1e-3,
+        "clf__dropout": 0.4,
+        "clf__max_epochs": 20,
+        "clf__patience": 5,
+    },
+    "fcsr": {
+        **{f"emb__{k}": v for k, v in _PREVIOUS_WORD2VEC.items()},
+        "clf__lr": 0.01,
+        "clf__dropout": 0.3,
+        "clf__max_epochs": 20,
+        "clf__patience": 5,
+    },
+    "duo": {
+        **{
+            f"emb__{source}__{k}": v
+            for source in ("cbow", "skipgram")
+            for k, v in _PREVIOUS_WORD2VEC.items()
+            if k not in ("min_count", "oov")
+        },
+        "emb__min_count": 5,
+        "emb__oov": "discard",
+        "clf__lr": 1e-3,
+        "clf__dropout": 0.1,
+        "clf__max_epochs": 20,
+        "clf__patience": 5,
+        "clf__positions": None,
+    },
 }
 
 
@@ -58,8 +88,10 @@ def make(model, seed, overrides=None, previous=False):
     if model in PEERS:
         return make_model(model, seed=seed)
     pipeline = make_model(model, seed=seed)
-    params = {**(PREVIOUS[model] if previous else {}),
-              **{f"clf__{k}": v for k, v in (overrides or {}).items()}}
+    params = {
+        **(PREVIOUS[model] if previous else {}),
+        **{f"clf__{k}": v for k, v in (overrides or {}).items()},
+    }
     return pipeline.set_params(**params)
 
 
@@ -78,8 +110,13 @@ def cell(corpus, model, seed, train_limit, test_limit, overrides, previous):
     fit_s = time.perf_counter() - start
     accuracy = float(np.mean(estimator.predict(X_test) == np.asarray(y_test)))
     clf = estimator[-1] if hasattr(estimator, "steps") else estimator
-    return {"n_train": len(X), "n_test": len(X_test), "accuracy": accuracy, "fit_s": fit_s,
-            "epochs": getattr(clf, "n_epochs_", None)}
+    return {
+        "n_train": len(X),
+        "n_test": len(X_test),
+        "accuracy": accuracy,
+        "fit_s": fit_s,
+        "epochs": getattr(clf, "n_epochs_", None),
+    }
 
 
 def run(cfg, threads, corpora, log):
@@ -90,27 +127,56 @@ def run(cfg, threads, corpora, log):
         if cfg["previous"]:
             jobs += [(m, 0, True) for m in OURS]
         for model, seed, previous in jobs:
-            r = run_cell("benchmarks.accuracy:cell", threads, dict(
-                corpus=corpus, model=model, seed=seed, train_limit=cfg["train_limit"],
-                test_limit=cfg["test_limit"], overrides=cfg["overrides"], previous=previous))
+            r = run_cell(
+                "benchmarks.accuracy:cell",
+                threads,
+                dict(
+                    corpus=corpus,
+                    model=model,
+                    seed=seed,
+                    train_limit=cfg["train_limit"],
+                    test_limit=cfg["test_limit"],
+                    overrides=cfg["overrides"],
+                    previous=previous,
+                ),
+            )
             r.update(corpus=corpus_name(corpus), model=model, seed=seed, previous=previous)
-            log(f"{r['corpus']:4s} {model:8s} seed {seed}{' (previous defaults)' if previous else ''}: "
-                + (f"acc {r['accuracy']:.4f} fit {r['fit_s']:.1f} s" if "error" not in r
-                   else f"FAILED {r['error']}"))
+            log(
+                f"{r['corpus']:4s} {model:8s} seed {seed}{' (previous defaults)' if previous else ''}: "
+                + (
+                    f"acc {r['accuracy']:.4f} fit {r['fit_s']:.1f} s"
+                    if "error" not in r
+                    else f"FAILED {r['error']}"
+                )
+            )
             rows.append(r)
-    return {"name": NAME, "config": {**cfg, "corpora": corpora, "previous_defaults": PREVIOUS},
-            "results": rows}
+    return {
+        "name": NAME,
+        "config": {**cfg, "corpora": corpora, "previous_defaults": PREVIOUS},
+        "results": rows,
+    }
 
 
 def _summary(rows, corpus, model, previous=False):
-    part = [r for r in rows if r["corpus"] == corpus and r["model"] == model
-            and r["previous"] == previous and "error" not in r]
+    part = [
+        r
+        for r in rows
+        if r["corpus"] == corpus
+        and r["model"] == model
+        and r["previous"] == previous
+        and "error" not in r
+    ]
     if not part:
         return None
     acc = np.array([r["accuracy"] for r in part])
     fit = np.array([r["fit_s"] for r in part])
-    return {"mean": acc.mean(), "std": acc.std(ddof=1) if len(acc) > 1 else 0.0, "n": len(acc),
-            "fit_s": fit.mean(), "values": acc}
+    return {
+        "mean": acc.mean(),
+        "std": acc.std(ddof=1) if len(acc) > 1 else 0.0,
+        "n": len(acc),
+        "fit_s": fit.mean(),
+        "values": acc,
+    }
 
 
 def render(payload):
@@ -118,9 +184,11 @@ def render(payload):
     rep = Report(payload["name"], "Accuracy of the default pipelines against the tuned peers")
     rep.text(__doc__.split("\n\n", 1)[1].replace("\n", " "))
     if cfg["train_limit"] is not None:
-        rep.text(f"Quick size: at most {cfg['train_limit']} training and {cfg['test_limit']} test "
-                 f"documents, our classifiers with {cfg['overrides']}: these numbers check the suite, "
-                 "not the models.")
+        rep.text(
+            f"Quick size: at most {cfg['train_limit']} training and {cfg['test_limit']} test "
+            f"documents, our classifiers with {cfg['overrides']}: these numbers check the suite, "
+            "not the models."
+        )
     for corpus in dict.fromkeys(r["corpus"] for r in rows):
         best_peer = max((_summary(rows, corpus, m) or {"mean": 0})["mean"] for m in PEERS)
         table = []
@@ -129,17 +197,30 @@ def render(payload):
             if s is None:
                 continue
             previous = _summary(rows, corpus, model, previous=True) if model in OURS else None
-            table.append([
-                LABELS[model], f"{s['mean']:.4f} ± {s['std']:.4f}",
-                ", ".join(f"{v:.4f}" for v in s["values"]),
-                f"{(s['mean'] - best_peer) * 100:+.2f}" if model in OURS else "",
-                sig(s["fit_s"]),
-                f"{previous['values'][0]:.4f}" if previous else "",
-                sig(s["fit_s"] / previous["fit_s"]) if previous else "",
-            ])
+            table.append(
+                [
+                    LABELS[model],
+                    f"{s['mean']:.4f} ± {s['std']:.4f}",
+                    ", ".join(f"{v:.4f}" for v in s["values"]),
+                    f"{(s['mean'] - best_peer) * 100:+.2f}" if model in OURS else "",
+                    sig(s["fit_s"]),
+                    f"{previous['values'][0]:.4f}" if previous else "",
+                    sig(s["fit_s"] / previous["fit_s"]) if previous else "",
+                ]
+            )
         rep.text(f"**{corpus}** (best peer: {best_peer:.4f})")
-        rep.table(["pipeline", "accuracy (mean ± std)", "per seed", "vs best peer (points)",
-                   "fit s (mean)", "previous defaults, seed 0", "fit x previous"], table)
+        rep.table(
+            [
+                "pipeline",
+                "accuracy (mean ± std)",
+                "per seed",
+                "vs best peer (points)",
+                "fit s (mean)",
+                "previous defaults, seed 0",
+                "fit x previous",
+            ],
+            table,
+        )
     return rep, _plotter(rows)
 
 
@@ -150,13 +231,22 @@ def _plotter(rows):
             ax = fig.add_subplot(1, len(corpora), i + 1)
             models = [m for m in PEERS + OURS if _summary(rows, corpus, m)]
             stats = [_summary(rows, corpus, m) for m in models]
-            ax.bar(range(len(models)), [s["mean"] for s in stats],
-                   yerr=[s["std"] for s in stats], capsize=3,
-                   color=["#999999" if m in PEERS else "#1f77b4" for m in models])
+            ax.bar(
+                range(len(models)),
+                [s["mean"] for s in stats],
+                yerr=[s["std"] for s in stats],
+                capsize=3,
+                color=["#999999" if m in PEERS else "#1f77b4" for m in models],
+            )
             best_peer = max(s["mean"] for m, s in zip(models, stats) if m in PEERS)
             ax.axhline(best_peer, color="black", lw=0.8, ls="--", label="best peer")
-            ax.set_xticks(range(len(models)), [LABELS[m] for m in models], rotation=30,
-                          fontsize=7, ha="right")
+            ax.set_xticks(
+                range(len(models)),
+                [LABELS[m] for m in models],
+                rotation=30,
+                fontsize=7,
+                ha="right",
+            )
             low = min(s["mean"] - s["std"] for s in stats)
             ax.set(title=corpus, ylabel="test accuracy", ylim=(max(0.0, low - 0.03), None))
             ax.legend(fontsize=7)

@@ -74,21 +74,37 @@ def _threads_scorer(estimator, X, y):
 
 
 def _search(texts, labels, backend, workers, torch_threads):
-    pipe = Pipeline([
-        ("emb", Word2VecVectorizer(random_state=0)),
-        ("clf", LAMAClassifier(max_epochs=2, random_state=0, torch_threads=torch_threads,
-                               callbacks=[FitThreads()])),
-    ])
-    search = GridSearchCV(pipe, GRID, cv=2, n_jobs=workers, refit=False,
-                          scoring={"accuracy": "accuracy", "threads": _threads_scorer})
+    pipe = Pipeline(
+        [
+            ("emb", Word2VecVectorizer(random_state=0)),
+            (
+                "clf",
+                LAMAClassifier(
+                    max_epochs=2,
+                    random_state=0,
+                    torch_threads=torch_threads,
+                    callbacks=[FitThreads()],
+                ),
+            ),
+        ]
+    )
+    search = GridSearchCV(
+        pipe,
+        GRID,
+        cv=2,
+        n_jobs=workers,
+        refit=False,
+        scoring={"accuracy": "accuracy", "threads": _threads_scorer},
+    )
     if backend == "dask":
         import distributed
 
         old = {name: os.environ.get(name) for name in THREAD_VARIABLES}
         os.environ.update({name: "2" for name in THREAD_VARIABLES})
         try:
-            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                               processes=True, dashboard_address=None)
+            cluster = distributed.LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )
         finally:
             for name, value in old.items():
                 os.environ.pop(name, None) if value is None else os.environ.update({name: value})
@@ -102,8 +118,9 @@ def _search(texts, labels, backend, workers, torch_threads):
             search.fit(texts, labels)
             seconds = time.perf_counter() - start
     results = search.cv_results_
-    threads = sorted({int(t) for k in ("split0_test_threads", "split1_test_threads")
-                      for t in results[k]})
+    threads = sorted(
+        {int(t) for k in ("split0_test_threads", "split1_test_threads") for t in results[k]}
+    )
     return seconds, threads, results["mean_test_accuracy"].round(4).tolist()
 
 
@@ -111,16 +128,21 @@ def _stamp():
     cpu = platform.processor()
     try:
         with open("/proc/cpuinfo") as info:
-            cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+            cpu = next(
+                line.split(":", 1)[1].strip() for line in info if line.startswith("model name")
+            )
     except (OSError, StopIteration):
         pass
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     return {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "machine": f"{cpu}, {cpu_count()} cores usable (joblib.cpu_count), {platform.platform()}",
-        "versions": {name: metadata.version(name) for name in
-                     ("torch", "scikit-learn", "skorch", "joblib", "dask", "distributed")},
+        "versions": {
+            name: metadata.version(name)
+            for name in ("torch", "scikit-learn", "skorch", "joblib", "dask", "distributed")
+        },
         "python": platform.python_version(),
         "commit": commit or "unknown",
         "parent_OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
@@ -138,15 +160,24 @@ def main(n_docs, repeats):
         for mode, config in MODES.items():
             load = round(os.getloadavg()[0], 2)
             seconds, threads, scores = _search(texts, labels, *config)
-            runs[mode].append({"seconds": round(seconds, 2), "worker_torch_threads": threads,
-                               "mean_test_scores": scores, "loadavg_before": load})
-            print(f"repeat {repeat} {mode}: {seconds:.1f} s, worker torch threads {threads}", flush=True)
+            runs[mode].append(
+                {
+                    "seconds": round(seconds, 2),
+                    "worker_torch_threads": threads,
+                    "mean_test_scores": scores,
+                    "loadavg_before": load,
+                }
+            )
+            print(
+                f"repeat {repeat} {mode}: {seconds:.1f} s, worker torch threads {threads}",
+                flush=True,
+            )
     meta["loadavg_end"] = round(os.getloadavg()[0], 2)
     medians = {mode: statistics.median(r["seconds"] for r in rs) for mode, rs in runs.items()}
     result = {
         **meta,
         "setup": f"GridSearchCV(Pipeline(Word2VecVectorizer(), LAMAClassifier(max_epochs=2)), "
-                 f"{GRID}, cv=2, n_jobs=<workers>, refit=False) on {n_docs} MR documents",
+        f"{GRID}, cv=2, n_jobs=<workers>, refit=False) on {n_docs} MR documents",
         "runs": runs,
         "median_seconds": medians,
         "ratio_oversubscribed_to_limited": {
@@ -160,8 +191,10 @@ def main(n_docs, repeats):
         json.dump(result, fh, indent=2)
     with open(OUT + ".md", "w") as fh:
         fh.write(_markdown(result))
-    print(f"ratio oversubscribed / limited: {result['ratio_oversubscribed_to_limited']}; "
-          f"Dask speed-up, 2 workers over 1: {result['dask_speedup_2_workers_over_1']}")
+    print(
+        f"ratio oversubscribed / limited: {result['ratio_oversubscribed_to_limited']}; "
+        f"Dask speed-up, 2 workers over 1: {result['dask_speedup_2_workers_over_1']}"
+    )
 
 
 def _markdown(result):

@@ -22,8 +22,14 @@ from ._report import Report
 NAME = "params_vs_heads"
 SIZES = {"quick": {"heads": [2, 4, 8, 16, 32, 64]}, "full": {"heads": [2, 4, 8, 16, 32, 64]}}
 # Table 5 of the LAMA paper (Mehta & Rangwala), millions of parameters.
-PAPER = {2: (6.403, 18.465), 4: (6.405, 18.465), 8: (6.409, 18.465), 16: (6.418, 18.465),
-         32: (6.434, 18.465), 64: (6.468, 18.465)}
+PAPER = {
+    2: (6.403, 18.465),
+    4: (6.405, 18.465),
+    8: (6.409, 18.465),
+    16: (6.418, 18.465),
+    32: (6.434, 18.465),
+    64: (6.468, 18.465),
+}
 WORD_DIM, WIDTH, MLP, MAX_LENGTH = 100, 512, 1024, 512
 
 
@@ -43,17 +49,22 @@ def _vocabulary_size():
 
 def count(heads, vocabulary, n_classes):
     """Parameter counts of both models with ``heads`` attention heads."""
-    from ._baselines import TransformerEncoderClassifier
     from sklearn_lama.modules import LAMAModule, SequenceNetwork
+
+    from ._baselines import TransformerEncoderClassifier
 
     with torch.device("meta"):
         lama = SequenceNetwork(
             LAMAModule(WORD_DIM, n_classes, n_heads=heads, hidden_size=WIDTH, mlp_hidden=MLP),
-            vocabulary_size=vocabulary, embedding_dim=WORD_DIM,
+            vocabulary_size=vocabulary,
+            embedding_dim=WORD_DIM,
         )
         te = SequenceNetwork(
-            TransformerEncoderClassifier(WIDTH, n_classes, n_heads=heads, mlp_hidden=MLP, max_length=MAX_LENGTH),
-            vocabulary_size=vocabulary, embedding_dim=WIDTH,
+            TransformerEncoderClassifier(
+                WIDTH, n_classes, n_heads=heads, mlp_hidden=MLP, max_length=MAX_LENGTH
+            ),
+            vocabulary_size=vocabulary,
+            embedding_dim=WIDTH,
         )
     row = {"heads": heads}
     for name, net, attention in (
@@ -75,9 +86,19 @@ def run(cfg, threads, corpora, log):
     rows = [count(m, vocabulary, n_classes) for m in cfg["heads"]]
     for r in rows:
         log(f"heads {r['heads']:3d}: LAMA {r['lama']['total']:>11,}  TE {r['te']['total']:>11,}")
-    return {"name": NAME, "results": rows,
-            "config": {**cfg, "vocabulary": vocabulary, "n_classes": n_classes, "word_dim": WORD_DIM,
-                       "width": WIDTH, "mlp_hidden": MLP, "max_length": MAX_LENGTH}}
+    return {
+        "name": NAME,
+        "results": rows,
+        "config": {
+            **cfg,
+            "vocabulary": vocabulary,
+            "n_classes": n_classes,
+            "word_dim": WORD_DIM,
+            "width": WIDTH,
+            "mlp_hidden": MLP,
+            "max_length": MAX_LENGTH,
+        },
+    }
 
 
 def render(payload):
@@ -91,7 +112,9 @@ def _m(n):
 
 
 def _report(rows, vocabulary):
-    rep = Report(NAME, "Parameters vs attention heads: LAMA vs Transformer encoder (LAMA paper, Table 5)")
+    rep = Report(
+        NAME, "Parameters vs attention heads: LAMA vs Transformer encoder (LAMA paper, Table 5)"
+    )
     rep.text(
         f"Setup of the paper's Table 5: LAMA+ctx with BiGRU hidden size 512 over 100-d word vectors, TE with "
         f"d_model 512, 4 x d_model feed-forward, {MAX_LENGTH} learned positions and its own 512-d embedding "
@@ -99,15 +122,37 @@ def _report(rows, vocabulary):
         "split, Word2VecVectorizer defaults). Millions of parameters; TE/LAMA is the ratio of whole models."
     )
     rep.table(
-        ["heads", "LAMA attention", "TE attention", "LAMA w/o emb.", "TE w/o emb.", "LAMA total", "TE total",
-         "TE/LAMA", "paper LAMA", "paper TE", "paper TE/LAMA"],
-        [[str(r["heads"]), _m(r["lama"]["attention"]), _m(r["te"]["attention"]),
-          _m(r["lama"]["without_embedding"]), _m(r["te"]["without_embedding"]),
-          _m(r["lama"]["total"]), _m(r["te"]["total"]), f"{r['te']['total'] / r['lama']['total']:.2f}",
-          f"{PAPER[r['heads']][0]:.3f}" if r["heads"] in PAPER else "n/a",
-          f"{PAPER[r['heads']][1]:.3f}" if r["heads"] in PAPER else "n/a",
-          f"{PAPER[r['heads']][1] / PAPER[r['heads']][0]:.2f}" if r["heads"] in PAPER else "n/a"]
-         for r in rows],
+        [
+            "heads",
+            "LAMA attention",
+            "TE attention",
+            "LAMA w/o emb.",
+            "TE w/o emb.",
+            "LAMA total",
+            "TE total",
+            "TE/LAMA",
+            "paper LAMA",
+            "paper TE",
+            "paper TE/LAMA",
+        ],
+        [
+            [
+                str(r["heads"]),
+                _m(r["lama"]["attention"]),
+                _m(r["te"]["attention"]),
+                _m(r["lama"]["without_embedding"]),
+                _m(r["te"]["without_embedding"]),
+                _m(r["lama"]["total"]),
+                _m(r["te"]["total"]),
+                f"{r['te']['total'] / r['lama']['total']:.2f}",
+                f"{PAPER[r['heads']][0]:.3f}" if r["heads"] in PAPER else "n/a",
+                f"{PAPER[r['heads']][1]:.3f}" if r["heads"] in PAPER else "n/a",
+                f"{PAPER[r['heads']][1] / PAPER[r['heads']][0]:.2f}"
+                if r["heads"] in PAPER
+                else "n/a",
+            ]
+            for r in rows
+        ],
     )
     rep.bullets(_findings(rows))
     return rep
@@ -133,7 +178,11 @@ def _findings(rows):
         "totals grow by about 1,000 per head, so its classifier cannot have read the flattened matrix.",
         f"Claim '~3x more compact than TE': TE/LAMA is {first['te']['total'] / first['lama']['total']:.2f} at "
         f"{first['heads']} heads and {last['te']['total'] / last['lama']['total']:.2f} at {last['heads']}; "
-        + (f"LAMA is larger from {crossover[0]} heads on. " if crossover else "LAMA stays smaller throughout. ")
+        + (
+            f"LAMA is larger from {crossover[0]} heads on. "
+            if crossover
+            else "LAMA stays smaller throughout. "
+        )
         + "Without embeddings TE/LAMA is "
         f"{first['te']['without_embedding'] / first['lama']['without_embedding']:.2f} at {first['heads']} heads.",
         f"The paper's TE total ({PAPER[2][1]}M) equals this TE's {first['te']['without_embedding'] / 1e6:.3f}M "
@@ -149,16 +198,51 @@ def _plotter(rows):
         heads = [r["heads"] for r in rows]
         ax = fig.add_subplot(1, 1, 1)
         for model, colour, label in (("lama", "tab:blue", "LAMA"), ("te", "tab:green", "TE")):
-            ax.plot(heads, [r[model]["total"] / 1e6 for r in rows], "o-", color=colour, label=f"{label} total")
-            ax.plot(heads, [r[model]["without_embedding"] / 1e6 for r in rows], "s--", color=colour,
-                    label=f"{label} without embeddings")
-            ax.plot(heads, [r[model]["attention"] / 1e6 for r in rows], "^:", color=colour,
-                    label=f"{label} attention layer")
+            ax.plot(
+                heads,
+                [r[model]["total"] / 1e6 for r in rows],
+                "o-",
+                color=colour,
+                label=f"{label} total",
+            )
+            ax.plot(
+                heads,
+                [r[model]["without_embedding"] / 1e6 for r in rows],
+                "s--",
+                color=colour,
+                label=f"{label} without embeddings",
+            )
+            ax.plot(
+                heads,
+                [r[model]["attention"] / 1e6 for r in rows],
+                "^:",
+                color=colour,
+                label=f"{label} attention layer",
+            )
         paper = [h for h in heads if h in PAPER]
-        ax.plot(paper, [PAPER[h][0] for h in paper], "x", color="tab:blue", ms=9, label="paper LAMA (Table 5)")
-        ax.plot(paper, [PAPER[h][1] for h in paper], "x", color="tab:green", ms=9, label="paper TE (Table 5)")
-        ax.set(xscale="log", yscale="log", xlabel="attention heads", ylabel="parameters (millions)",
-               title="Parameters vs heads (BiGRU hidden = d_model = 512, classifier hidden 1024)")
+        ax.plot(
+            paper,
+            [PAPER[h][0] for h in paper],
+            "x",
+            color="tab:blue",
+            ms=9,
+            label="paper LAMA (Table 5)",
+        )
+        ax.plot(
+            paper,
+            [PAPER[h][1] for h in paper],
+            "x",
+            color="tab:green",
+            ms=9,
+            label="paper TE (Table 5)",
+        )
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="attention heads",
+            ylabel="parameters (millions)",
+            title="Parameters vs heads (BiGRU hidden = d_model = 512, classifier hidden 1024)",
+        )
         ax.set_xticks(heads, [str(h) for h in heads])
         ax.minorticks_off()
         ax.grid(True, which="both", alpha=0.3)

@@ -27,19 +27,31 @@ from ._report import Report, sig
 
 NAME = "runtime_vs_length"
 MODELS = ("lama_encoder", "lama", "fcsr", "transformer")
-LABELS = {"lama_encoder": "LAMA Encoder", "lama": "LAMA (BiGRU)", "fcsr": "FCSR", "transformer": "Transformer"}
+LABELS = {
+    "lama_encoder": "LAMA Encoder",
+    "lama": "LAMA (BiGRU)",
+    "fcsr": "FCSR",
+    "transformer": "Transformer",
+}
 EPOCH_DOCUMENTS = 5485
 TARGET_LENGTH, TARGET_SPEEDUP = 1000, 3.0
 SIZES = {
     "quick": {"lengths": [50, 200, 1000], "batch": 16, "width": 128, "nhead": 4, "repeats": 2},
-    "full": {"lengths": [50, 100, 200, 500, 1000, 2000], "batch": 16, "width": 128, "nhead": 4, "repeats": 5},
+    "full": {
+        "lengths": [50, 100, 200, 500, 1000, 2000],
+        "batch": 16,
+        "width": 128,
+        "nhead": 4,
+        "repeats": 5,
+    },
 }
 
 
 def build(model, width, nhead, n_classes):
     """The classifier module named ``model`` for ``width``-wide inputs."""
-    from ._baselines import TransformerEncoderClassifier
     from sklearn_lama.modules import FCSRModule, LAMAModule
+
+    from ._baselines import TransformerEncoderClassifier
 
     if model == "lama_encoder":
         return LAMAModule(width, n_classes, encoder="none")
@@ -65,7 +77,11 @@ def cell(model, length, batch, width, nhead, repeats, n_classes=8):
         (torch.nn.functional.cross_entropy(logits, y) + penalty).backward()
 
     def inputs(T):
-        return torch.randn(batch, T, width), torch.ones(batch, T, dtype=torch.bool), torch.randint(n_classes, (batch,))
+        return (
+            torch.randn(batch, T, width),
+            torch.ones(batch, T, dtype=torch.bool),
+            torch.randint(n_classes, (batch,)),
+        )
 
     step(*inputs(8))  # loads the kernels before the memory baseline
     full = inputs(length)
@@ -74,23 +90,41 @@ def cell(model, length, batch, width, nhead, repeats, n_classes=8):
     step(*full)  # the first full-size step sets the high-water mark and warms up
     peak = peak_rss_mib() - base
     # Fewer repeats where one step takes seconds: the spread is small there.
-    timing = median_time(lambda: step(*full), repeats if length < 1000 else max(2, repeats - 2), warmup=0)
-    return {"model": model, "length": length, **timing, "peak_rss_delta_mib": peak,
-            "n_params": sum(p.numel() for p in net.parameters())}
+    timing = median_time(
+        lambda: step(*full), repeats if length < 1000 else max(2, repeats - 2), warmup=0
+    )
+    return {
+        "model": model,
+        "length": length,
+        **timing,
+        "peak_rss_delta_mib": peak,
+        "n_params": sum(p.numel() for p in net.parameters()),
+    }
 
 
 def run(cfg, threads, corpora, log):
     rows = []
     for length in cfg["lengths"]:
         for model in MODELS:
-            r = run_cell("benchmarks.runtime:cell", threads, dict(
-                model=model, length=length, batch=cfg["batch"], width=cfg["width"], nhead=cfg["nhead"],
-                repeats=cfg["repeats"]))
+            r = run_cell(
+                "benchmarks.runtime:cell",
+                threads,
+                dict(
+                    model=model,
+                    length=length,
+                    batch=cfg["batch"],
+                    width=cfg["width"],
+                    nhead=cfg["nhead"],
+                    repeats=cfg["repeats"],
+                ),
+            )
             r.update(model=model, length=length)
             if "error" not in r:
                 r["epoch_s"] = r["median_s"] * math.ceil(EPOCH_DOCUMENTS / cfg["batch"])
                 r["tokens_per_s"] = cfg["batch"] * length / r["median_s"]
-                log(f"{model:13s} T={length:5d} step {r['median_s'] * 1e3:9.1f} ms  peak +{r['peak_rss_delta_mib']:7.1f} MiB")
+                log(
+                    f"{model:13s} T={length:5d} step {r['median_s'] * 1e3:9.1f} ms  peak +{r['peak_rss_delta_mib']:7.1f} MiB"
+                )
             else:
                 log(f"{model:13s} T={length:5d} FAILED {r['error']}")
             rows.append(r)
@@ -114,8 +148,10 @@ def _ratios(rows, lengths):
         for model in MODELS[:-1]:
             other = by.get((model, T))
             if te and other:
-                entry[model] = {"time": te["median_s"] / other["median_s"],
-                                "memory": te["peak_rss_delta_mib"] / max(other["peak_rss_delta_mib"], 1e-9)}
+                entry[model] = {
+                    "time": te["median_s"] / other["median_s"],
+                    "memory": te["peak_rss_delta_mib"] / max(other["peak_rss_delta_mib"], 1e-9),
+                }
         out.append(entry)
     return out
 
@@ -126,7 +162,10 @@ def _fmt(r, key):
 
 def _report(cfg, rows, ratios):
     by = {(r["model"], r["length"]): r for r in rows}
-    rep = Report(NAME, "Training time and memory vs sequence length: LAMA Encoder, LAMA, FCSR vs Transformer")
+    rep = Report(
+        NAME,
+        "Training time and memory vs sequence length: LAMA Encoder, LAMA, FCSR vs Transformer",
+    )
     rep.text(
         f"One training step (forward, loss, backward) on a batch of {cfg['batch']} documents of T tokens, "
         f"{cfg['width']}-d inputs, Transformer with {cfg['nhead']} heads and feed-forward {4 * cfg['width']}; "
@@ -135,21 +174,35 @@ def _report(cfg, rows, ratios):
         "step above the RSS before it (kernel high-water mark reset), one process per cell."
     )
     rep.table(
-        ["T"] + [f"{LABELS[m]} epoch s" for m in MODELS] + [f"TE / {LABELS[m]} time" for m in MODELS[:-1]],
-        [[str(T)] + [_fmt(by[(m, T)], "epoch_s") for m in MODELS]
-         + [f"{e[m]['time']:.2f}" if m in e else "n/a" for m in MODELS[:-1]] for T, e in
-         zip(cfg["lengths"], ratios)],
+        ["T"]
+        + [f"{LABELS[m]} epoch s" for m in MODELS]
+        + [f"TE / {LABELS[m]} time" for m in MODELS[:-1]],
+        [
+            [str(T)]
+            + [_fmt(by[(m, T)], "epoch_s") for m in MODELS]
+            + [f"{e[m]['time']:.2f}" if m in e else "n/a" for m in MODELS[:-1]]
+            for T, e in zip(cfg["lengths"], ratios)
+        ],
     )
     rep.table(
-        ["T"] + [f"{LABELS[m]} peak MiB" for m in MODELS] + [f"TE / {LABELS[m]} memory" for m in MODELS[:-1]],
-        [[str(T)] + [_fmt(by[(m, T)], "peak_rss_delta_mib") for m in MODELS]
-         + [f"{e[m]['memory']:.2f}" if m in e else "n/a" for m in MODELS[:-1]] for T, e in
-         zip(cfg["lengths"], ratios)],
+        ["T"]
+        + [f"{LABELS[m]} peak MiB" for m in MODELS]
+        + [f"TE / {LABELS[m]} memory" for m in MODELS[:-1]],
+        [
+            [str(T)]
+            + [_fmt(by[(m, T)], "peak_rss_delta_mib") for m in MODELS]
+            + [f"{e[m]['memory']:.2f}" if m in e else "n/a" for m in MODELS[:-1]]
+            for T, e in zip(cfg["lengths"], ratios)
+        ],
     )
     first = by[(MODELS[0], cfg["lengths"][0])]
-    rep.text("Parameters: " + ", ".join(
-        f"{LABELS[m]} {by[(m, cfg['lengths'][0])].get('n_params', 0):,}" for m in MODELS
-    ) + f"; step times in ms are in the JSON file ({first.get('torch_threads', '?')} torch thread(s)).")
+    rep.text(
+        "Parameters: "
+        + ", ".join(
+            f"{LABELS[m]} {by[(m, cfg['lengths'][0])].get('n_params', 0):,}" for m in MODELS
+        )
+        + f"; step times in ms are in the JSON file ({first.get('torch_threads', '?')} torch thread(s))."
+    )
     rep.bullets(_findings(cfg, ratios))
     return rep
 
@@ -160,35 +213,56 @@ def _findings(cfg, ratios):
     target = at.get(TARGET_LENGTH, {}).get("lama_encoder")
     if target:
         met = "met" if target["time"] >= TARGET_SPEEDUP else "NOT met"
-        out.append(f"Target: LAMA Encoder >= {TARGET_SPEEDUP:.0f}x faster than the Transformer per epoch at "
-                   f"T = {TARGET_LENGTH}: {target['time']:.2f}x, {met}.")
+        out.append(
+            f"Target: LAMA Encoder >= {TARGET_SPEEDUP:.0f}x faster than the Transformer per epoch at "
+            f"T = {TARGET_LENGTH}: {target['time']:.2f}x, {met}."
+        )
     short = [e for e in ratios if e["length"] <= 250 and "lama_encoder" in e]
     if short:
         held = all(e["lama_encoder"]["time"] > 1 for e in short)
-        out.append("Paper (Fig. 2, T = 50-250): TE is slower per epoch than LAMA Encoder at every length. Here: "
-                   + ", ".join(f"TE/LE = {e['lama_encoder']['time']:.2f}x at T = {e['length']}" for e in short)
-                   + (" (held)." if held else " (did not hold everywhere)."))
+        out.append(
+            "Paper (Fig. 2, T = 50-250): TE is slower per epoch than LAMA Encoder at every length. Here: "
+            + ", ".join(
+                f"TE/LE = {e['lama_encoder']['time']:.2f}x at T = {e['length']}" for e in short
+            )
+            + (" (held)." if held else " (did not hold everywhere).")
+        )
     longest = ratios[-1]
     for model in ("fcsr", "lama"):
         if model in longest:
-            out.append(f"At T = {longest['length']} the Transformer takes {longest[model]['time']:.2f}x the time and "
-                       f"{longest[model]['memory']:.2f}x the memory of {LABELS[model]} (quadratic vs linear in T).")
+            out.append(
+                f"At T = {longest['length']} the Transformer takes {longest[model]['time']:.2f}x the time and "
+                f"{longest[model]['memory']:.2f}x the memory of {LABELS[model]} (quadratic vs linear in T)."
+            )
     return out
 
 
 def _plotter(cfg, rows):
     def plot(fig):
-        colours = {"lama_encoder": "tab:blue", "lama": "tab:purple", "fcsr": "tab:orange", "transformer": "tab:green"}
-        for i, (key, label) in enumerate((("epoch_s", "seconds per epoch (R8-sized corpus)"),
-                                          ("peak_rss_delta_mib", "peak memory of one step (MiB)"))):
+        colours = {
+            "lama_encoder": "tab:blue",
+            "lama": "tab:purple",
+            "fcsr": "tab:orange",
+            "transformer": "tab:green",
+        }
+        for i, (key, label) in enumerate(
+            (
+                ("epoch_s", "seconds per epoch (R8-sized corpus)"),
+                ("peak_rss_delta_mib", "peak memory of one step (MiB)"),
+            )
+        ):
             ax = fig.add_subplot(1, 2, i + 1)
             for model in MODELS:
-                pts = [(r["length"], r[key]) for r in rows if r["model"] == model and "error" not in r]
+                pts = [
+                    (r["length"], r[key]) for r in rows if r["model"] == model and "error" not in r
+                ]
                 if pts:
                     ax.plot(*zip(*pts), "o-", color=colours[model], label=LABELS[model])
             ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel=label)
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=8)
-        fig.suptitle(f"Training step vs length (batch {cfg['batch']}, width {cfg['width']})", fontsize=10)
+        fig.suptitle(
+            f"Training step vs length (batch {cfg['batch']}, width {cfg['width']})", fontsize=10
+        )
 
     return plot

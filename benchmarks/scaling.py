@@ -24,8 +24,14 @@ from ._report import Report, sig
 
 NAME = "scaling"
 SIZES = {
-    "quick": {"n_docs": [1000, 2000, 4000], "overrides": {"max_epochs": 1, "early_stopping": False}},
-    "full": {"n_docs": [1000, 3000, 10000, 30000, 100000], "overrides": {"max_epochs": 1, "early_stopping": False}},
+    "quick": {
+        "n_docs": [1000, 2000, 4000],
+        "overrides": {"max_epochs": 1, "early_stopping": False},
+    },
+    "full": {
+        "n_docs": [1000, 3000, 10000, 30000, 100000],
+        "overrides": {"max_epochs": 1, "early_stopping": False},
+    },
 }
 
 
@@ -45,9 +51,15 @@ def cell(corpus, model, n_docs, threads, overrides):
     vectorizer_s = time.perf_counter() - start
     pipe[1].fit(X, labels)
     total_s = time.perf_counter() - start
-    return {"n_docs": n_docs, "tokens": int(np.sum(X.lengths)), "vocabulary": int(X.tables[0].shape[0]),
-            "vectorizer_s": vectorizer_s, "classifier_s": total_s - vectorizer_s, "total_s": total_s,
-            "peak_rss_delta_mib": peak_rss_mib() - base}
+    return {
+        "n_docs": n_docs,
+        "tokens": int(np.sum(X.lengths)),
+        "vocabulary": int(X.tables[0].shape[0]),
+        "vectorizer_s": vectorizer_s,
+        "classifier_s": total_s - vectorizer_s,
+        "total_s": total_s,
+        "peak_rss_delta_mib": peak_rss_mib() - base,
+    }
 
 
 def run(cfg, threads, corpora, log):
@@ -55,12 +67,27 @@ def run(cfg, threads, corpora, log):
     rows = []
     for model in OURS:
         for n in cfg["n_docs"]:
-            r = run_cell("benchmarks.scaling:cell", threads, dict(
-                corpus=corpus, model=model, n_docs=n, threads=threads, overrides=cfg["overrides"]))
+            r = run_cell(
+                "benchmarks.scaling:cell",
+                threads,
+                dict(
+                    corpus=corpus,
+                    model=model,
+                    n_docs=n,
+                    threads=threads,
+                    overrides=cfg["overrides"],
+                ),
+            )
             r.update(model=model, n_docs=n)
-            log(f"{model:5s} n={n:7d} " + (f"{r['tokens']:>9,} tokens  w2v {r['vectorizer_s']:6.1f} s  clf "
-                f"{r['classifier_s']:6.1f} s  peak +{r['peak_rss_delta_mib']:6.0f} MiB" if "error" not in r
-                else f"FAILED {r['error']}"))
+            log(
+                f"{model:5s} n={n:7d} "
+                + (
+                    f"{r['tokens']:>9,} tokens  w2v {r['vectorizer_s']:6.1f} s  clf "
+                    f"{r['classifier_s']:6.1f} s  peak +{r['peak_rss_delta_mib']:6.0f} MiB"
+                    if "error" not in r
+                    else f"FAILED {r['error']}"
+                )
+            )
             rows.append(r)
     fits = {m: _fit([r for r in rows if r["model"] == m and "error" not in r]) for m in OURS}
     name = NAME if corpora is None else f"{NAME}-{corpus_name(corpus)}"
@@ -70,7 +97,9 @@ def run(cfg, threads, corpora, log):
 def render(payload):
     """The report and plot of a :func:`run` result (also of one read back from JSON)."""
     rows = payload["results"]
-    return _report(payload["name"], payload["config"]["corpus"], rows, payload["fits"]), _plotter(rows)
+    return _report(payload["name"], payload["config"]["corpus"], rows, payload["fits"]), _plotter(
+        rows
+    )
 
 
 def _line(x, y):
@@ -89,32 +118,81 @@ def _fit(rows):
     for key in ("total_s", "classifier_s", "vectorizer_s", "peak_rss_delta_mib"):
         y = [r[key] for r in rows]
         a, b, r2 = _line(x, y)
-        out[key] = {"intercept": a, "per_token": b, "r2": r2, "marginal_top2": (y[-1] - y[-2]) / (x[-1] - x[-2])}
+        out[key] = {
+            "intercept": a,
+            "per_token": b,
+            "r2": r2,
+            "marginal_top2": (y[-1] - y[-2]) / (x[-1] - x[-2]),
+        }
     return out
 
 
 def _report(name, corpus, rows, fits):
     rep = Report(name, "Fit time and peak memory vs corpus size (one epoch)")
-    rep.text(f"Corpus: {corpus_name(corpus)} training split grown by shuffled copies; Word2VecVectorizer() + each "
-             "classifier with max_epochs=1, early_stopping=False, random_state=0. Tokens: those the classifier "
-             "sees (words below min_count dropped). The vocabulary grows while copies lift rare words over "
-             "min_count=5.")
-    rep.table(["model", "docs", "tokens", "vocabulary", "word2vec s", "classifier s", "total s",
-               "us/token", "peak MiB"],
-              [[LABELS[r["model"]].replace("Word2Vec + ", ""), f"{r['n_docs']:,}"]
-               + (["failed"] + ["n/a"] * 6 if "error" in r else
-                  [f"{r['tokens']:,}", f"{r['vocabulary']:,}", sig(r["vectorizer_s"]), sig(r["classifier_s"]),
-                   sig(r["total_s"]), sig(r["total_s"] / r["tokens"] * 1e6), sig(r["peak_rss_delta_mib"])])
-               for r in rows])
-    rep.table(["model", "total us/token (slope)", "R²", "marginal us/token (top 2)", "fixed s",
-               "classifier us/token", "word2vec us/token", "memory bytes/token", "memory R²"],
-              [[LABELS[m].replace("Word2Vec + ", ""),
-                f"{f['total_s']['per_token'] * 1e6:.2f}", f"{f['total_s']['r2']:.4f}",
-                f"{f['total_s']['marginal_top2'] * 1e6:.2f}", f"{f['total_s']['intercept']:.1f}",
+    rep.text(
+        f"Corpus: {corpus_name(corpus)} training split grown by shuffled copies; Word2VecVectorizer() + each "
+        "classifier with max_epochs=1, early_stopping=False, random_state=0. Tokens: those the classifier "
+        "sees (words below min_count dropped). The vocabulary grows while copies lift rare words over "
+        "min_count=5."
+    )
+    rep.table(
+        [
+            "model",
+            "docs",
+            "tokens",
+            "vocabulary",
+            "word2vec s",
+            "classifier s",
+            "total s",
+            "us/token",
+            "peak MiB",
+        ],
+        [
+            [LABELS[r["model"]].replace("Word2Vec + ", ""), f"{r['n_docs']:,}"]
+            + (
+                ["failed"] + ["n/a"] * 6
+                if "error" in r
+                else [
+                    f"{r['tokens']:,}",
+                    f"{r['vocabulary']:,}",
+                    sig(r["vectorizer_s"]),
+                    sig(r["classifier_s"]),
+                    sig(r["total_s"]),
+                    sig(r["total_s"] / r["tokens"] * 1e6),
+                    sig(r["peak_rss_delta_mib"]),
+                ]
+            )
+            for r in rows
+        ],
+    )
+    rep.table(
+        [
+            "model",
+            "total us/token (slope)",
+            "R²",
+            "marginal us/token (top 2)",
+            "fixed s",
+            "classifier us/token",
+            "word2vec us/token",
+            "memory bytes/token",
+            "memory R²",
+        ],
+        [
+            [
+                LABELS[m].replace("Word2Vec + ", ""),
+                f"{f['total_s']['per_token'] * 1e6:.2f}",
+                f"{f['total_s']['r2']:.4f}",
+                f"{f['total_s']['marginal_top2'] * 1e6:.2f}",
+                f"{f['total_s']['intercept']:.1f}",
                 f"{f['classifier_s']['per_token'] * 1e6:.2f}",
                 f"{f['vectorizer_s']['per_token'] * 1e6:.2f}",
-                f"{f['peak_rss_delta_mib']['per_token'] * 2 ** 20:.0f}", f"{f['peak_rss_delta_mib']['r2']:.3f}"]
-               for m, f in fits.items() if f])
+                f"{f['peak_rss_delta_mib']['per_token'] * 2**20:.0f}",
+                f"{f['peak_rss_delta_mib']['r2']:.3f}",
+            ]
+            for m, f in fits.items()
+            if f
+        ],
+    )
     rep.bullets(_findings(rows, fits))
     return rep
 
@@ -130,12 +208,17 @@ def _findings(rows, fits):
         # linear (fixed costs have faded by then), rising when it grows faster.
         growth = per_token[-1] / per_token[-2]
         t = f["total_s"]
-        verdict = ("linear" if 0.8 <= growth <= 1.25 else
-                   "per-token cost not flat: superlinear, or the CPU got busier (see the load average)")
-        out.append(f"{LABELS[m]}: {t['per_token'] * 1e6:.1f} us per token fitted (R² {t['r2']:.3f}); per token "
-                   f"{per_token[-2] * 1e6:.1f} us at {pts[-2]['tokens']:,} tokens and {per_token[-1] * 1e6:.1f} us at "
-                   f"{pts[-1]['tokens']:,} ({growth:.2f}x): {verdict}. Peak memory grows by "
-                   f"{f['peak_rss_delta_mib']['per_token'] * 2 ** 20:.0f} bytes per token.")
+        verdict = (
+            "linear"
+            if 0.8 <= growth <= 1.25
+            else "per-token cost not flat: superlinear, or the CPU got busier (see the load average)"
+        )
+        out.append(
+            f"{LABELS[m]}: {t['per_token'] * 1e6:.1f} us per token fitted (R² {t['r2']:.3f}); per token "
+            f"{per_token[-2] * 1e6:.1f} us at {pts[-2]['tokens']:,} tokens and {per_token[-1] * 1e6:.1f} us at "
+            f"{pts[-1]['tokens']:,} ({growth:.2f}x): {verdict}. Peak memory grows by "
+            f"{f['peak_rss_delta_mib']['per_token'] * 2**20:.0f} bytes per token."
+        )
     return out
 
 
@@ -147,12 +230,33 @@ def _plotter(rows):
             if not pts:
                 continue
             x = [r["tokens"] for r in pts]
-            ax_t.plot(x, [r["total_s"] for r in pts], "o-", color=colour, label=f"{SHORT[model]} total")
-            ax_t.plot(x, [r["classifier_s"] for r in pts], "x:", color=colour, label=f"{SHORT[model]} classifier")
-            ax_m.plot(x, [r["peak_rss_delta_mib"] for r in pts], "o-", color=colour, label=SHORT[model])
-        ax_t.set(xscale="log", yscale="log", xlabel="tokens", ylabel="fit time, one epoch (s)",
-                 title="fit time vs tokens")
-        ax_m.set(xscale="log", yscale="log", xlabel="tokens", ylabel="peak RSS above start of fit (MiB)", title="peak memory")
+            ax_t.plot(
+                x, [r["total_s"] for r in pts], "o-", color=colour, label=f"{SHORT[model]} total"
+            )
+            ax_t.plot(
+                x,
+                [r["classifier_s"] for r in pts],
+                "x:",
+                color=colour,
+                label=f"{SHORT[model]} classifier",
+            )
+            ax_m.plot(
+                x, [r["peak_rss_delta_mib"] for r in pts], "o-", color=colour, label=SHORT[model]
+            )
+        ax_t.set(
+            xscale="log",
+            yscale="log",
+            xlabel="tokens",
+            ylabel="fit time, one epoch (s)",
+            title="fit time vs tokens",
+        )
+        ax_m.set(
+            xscale="log",
+            yscale="log",
+            xlabel="tokens",
+            ylabel="peak RSS above start of fit (MiB)",
+            title="peak memory",
+        )
         for ax in (ax_t, ax_m):
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7)
@@ -208,8 +312,13 @@ def length_cell(model, length, n_tokens, threads):
     pipe[1].fit(X, labels)
     fit_s = time.perf_counter() - start
     tokens = int(np.sum(X.lengths))
-    out = {"docs": len(texts), "tokens": tokens, "fit_s": fit_s,
-           "us_per_token": fit_s / tokens * 1e6, "loadavg": round(os.getloadavg()[0], 2)}
+    out = {
+        "docs": len(texts),
+        "tokens": tokens,
+        "fit_s": fit_s,
+        "us_per_token": fit_s / tokens * 1e6,
+        "loadavg": round(os.getloadavg()[0], 2),
+    }
     encoder = getattr(pipe[1].net_.module_.core, "encoder", None)
     if model == "lama" and encoder is not None and encoder.chunk_length is not None:
         # The same weights read exactly: how far the chunked recurrence moves the predictions.
@@ -217,8 +326,10 @@ def length_cell(model, length, n_tokens, threads):
         encoder.chunk_length = None
         with torch.no_grad():
             exact = pipe[1].predict_proba(X)
-        out.update(max_proba_difference=float(np.abs(chunked - exact).max()),
-                   same_prediction=float(np.mean(chunked.argmax(1) == exact.argmax(1))))
+        out.update(
+            max_proba_difference=float(np.abs(chunked - exact).max()),
+            same_prediction=float(np.mean(chunked.argmax(1) == exact.argmax(1))),
+        )
     return out
 
 
@@ -226,13 +337,21 @@ def run_length(cfg, threads, log):
     rows = []
     for length in cfg["lengths"]:
         for model in LENGTH_MODELS:
-            r = run_cell("benchmarks.scaling:length_cell", threads,
-                         dict(model=model, length=length, n_tokens=cfg["tokens"], threads=threads))
+            r = run_cell(
+                "benchmarks.scaling:length_cell",
+                threads,
+                dict(model=model, length=length, n_tokens=cfg["tokens"], threads=threads),
+            )
             r.update(model=model, length=length)
-            log(f"{model:10s} length {length:6d} " + (
-                f"{r['tokens']:,} tokens  fit {r['fit_s']:7.1f} s  "
-                f"{r['us_per_token']:8.1f} us/token  load {r['loadavg']}"
-                if "error" not in r else f"FAILED {r['error']}"))
+            log(
+                f"{model:10s} length {length:6d} "
+                + (
+                    f"{r['tokens']:,} tokens  fit {r['fit_s']:7.1f} s  "
+                    f"{r['us_per_token']:8.1f} us/token  load {r['loadavg']}"
+                    if "error" not in r
+                    else f"FAILED {r['error']}"
+                )
+            )
             rows.append(r)
     return {"name": f"{NAME}-length", "config": cfg, "results": rows}
 
@@ -240,27 +359,54 @@ def run_length(cfg, threads, log):
 def render_length(payload):
     rows = payload["results"]
     rep = Report(payload["name"], "Fit cost per token vs document length (one epoch)")
-    rep.text(f"R8 training documents joined (random order) into documents of each length, "
-             f"{payload['config']['tokens']:,} whitespace tokens in all per cell (tokens: those "
-             "the classifier sees); Word2VecVectorizer() fitted first, then each classifier "
-             "timed for one epoch (max_epochs=1, early_stopping=False, random_state=0), one "
-             "torch thread, one process per cell. LAMA (exact) is "
-             "LAMAClassifier(chunk_length=None), the recurrence over whole documents; LAMA "
-             "is the default chunk_length=1024. The last column compares the chunked LAMA's "
-             "predictions with those of the same weights read exactly.")
-    base = {r["model"]: r["us_per_token"] for r in rows
-            if r["length"] == 2000 and "error" not in r}
+    rep.text(
+        f"R8 training documents joined (random order) into documents of each length, "
+        f"{payload['config']['tokens']:,} whitespace tokens in all per cell (tokens: those "
+        "the classifier sees); Word2VecVectorizer() fitted first, then each classifier "
+        "timed for one epoch (max_epochs=1, early_stopping=False, random_state=0), one "
+        "torch thread, one process per cell. LAMA (exact) is "
+        "LAMAClassifier(chunk_length=None), the recurrence over whole documents; LAMA "
+        "is the default chunk_length=1024. The last column compares the chunked LAMA's "
+        "predictions with those of the same weights read exactly."
+    )
+    base = {
+        r["model"]: r["us_per_token"] for r in rows if r["length"] == 2000 and "error" not in r
+    }
     names = {"lama": "LAMA", "lama_exact": "LAMA (exact)", "fcsr": "FCSR", "duo": "Duo"}
-    rep.table(["model", "length", "docs", "tokens", "fit s", "us/token", "vs 2,000 tokens",
-               "load average", "chunked vs exact: max abs. difference, same label"],
-              [[names[r["model"]], f"{r['length']:,}"]
-               + (["failed"] + ["n/a"] * 6 if "error" in r else
-                  [f"{r['docs']:,}", f"{r['tokens']:,}", sig(r["fit_s"]), sig(r["us_per_token"]),
-                   f"{r['us_per_token'] / base[r['model']]:.2f}x" if r["model"] in base else "n/a",
-                   f"{r['loadavg']}",
-                   f"{r['max_proba_difference']:.3f}, {r['same_prediction']:.1%}"
-                   if "max_proba_difference" in r else ""])
-               for r in rows])
+    rep.table(
+        [
+            "model",
+            "length",
+            "docs",
+            "tokens",
+            "fit s",
+            "us/token",
+            "vs 2,000 tokens",
+            "load average",
+            "chunked vs exact: max abs. difference, same label",
+        ],
+        [
+            [names[r["model"]], f"{r['length']:,}"]
+            + (
+                ["failed"] + ["n/a"] * 6
+                if "error" in r
+                else [
+                    f"{r['docs']:,}",
+                    f"{r['tokens']:,}",
+                    sig(r["fit_s"]),
+                    sig(r["us_per_token"]),
+                    f"{r['us_per_token'] / base[r['model']]:.2f}x"
+                    if r["model"] in base
+                    else "n/a",
+                    f"{r['loadavg']}",
+                    f"{r['max_proba_difference']:.3f}, {r['same_prediction']:.1%}"
+                    if "max_proba_difference" in r
+                    else "",
+                ]
+            )
+            for r in rows
+        ],
+    )
     return rep, _length_plotter(rows, names)
 
 
@@ -269,10 +415,19 @@ def _length_plotter(rows, names):
         ax = fig.add_subplot(1, 1, 1)
         for model in LENGTH_MODELS:
             pts = [r for r in rows if r["model"] == model and "error" not in r]
-            ax.plot([r["length"] for r in pts], [r["us_per_token"] for r in pts], "o-",
-                    label=names[model])
-        ax.set(xscale="log", yscale="log", xlabel="tokens per document",
-               ylabel="fit us per token, one epoch", title="fit cost per token vs document length")
+            ax.plot(
+                [r["length"] for r in pts],
+                [r["us_per_token"] for r in pts],
+                "o-",
+                label=names[model],
+            )
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="tokens per document",
+            ylabel="fit us per token, one epoch",
+            title="fit cost per token vs document length",
+        )
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
 

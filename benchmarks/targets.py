@@ -45,13 +45,17 @@ def cell(model, train_limit, epochs, repeats):
     X, y = head(X, y, train_limit)
     vectorizer = sklearn_lama.Word2VecVectorizer(random_state=0).fit(X)
     sequences, test_sequences = vectorizer.transform(X), vectorizer.transform(X_test)
-    classifier = getattr(sklearn_lama, LABELS[model])(max_epochs=epochs, early_stopping=False, random_state=0)
+    classifier = getattr(sklearn_lama, LABELS[model])(
+        max_epochs=epochs, early_stopping=False, random_state=0
+    )
     classifier.fit(sequences, y)
     epoch_s = float(np.median(classifier.net_.history[:, "dur"])) * n_full / len(X)
     inference = median_time(lambda: classifier.predict_proba(test_sequences), repeats)
     pipeline = median_time(lambda: classifier.predict_proba(vectorizer.transform(X_test)), repeats)
     return {
-        "n_train": len(X), "n_test": len(X_test), "epoch_s": epoch_s,
+        "n_train": len(X),
+        "n_test": len(X_test),
+        "epoch_s": epoch_s,
         "docs_per_s": len(X_test) / inference["median_s"],
         "pipeline_docs_per_s": len(X_test) / pipeline["median_s"],
         "mean_tokens": float(np.mean(np.diff(test_sequences.offsets))),
@@ -65,11 +69,25 @@ def run(cfg, threads, corpora, log):
     rows = []
     for model in MODELS:
         for n in settings:
-            r = run_cell("benchmarks.targets:cell", n, dict(
-                model=model, train_limit=cfg["train_limit"], epochs=cfg["epochs"], repeats=cfg["repeats"]))
+            r = run_cell(
+                "benchmarks.targets:cell",
+                n,
+                dict(
+                    model=model,
+                    train_limit=cfg["train_limit"],
+                    epochs=cfg["epochs"],
+                    repeats=cfg["repeats"],
+                ),
+            )
             r.update(model=model, threads=n)
-            log(f"{model:5s} {n} thread(s) " + (f"epoch {r['epoch_s']:6.1f} s  {r['docs_per_s']:8.0f} docs/s"
-                                                 if "error" not in r else f"FAILED {r['error']}"))
+            log(
+                f"{model:5s} {n} thread(s) "
+                + (
+                    f"epoch {r['epoch_s']:6.1f} s  {r['docs_per_s']:8.0f} docs/s"
+                    if "error" not in r
+                    else f"FAILED {r['error']}"
+                )
+            )
             rows.append(r)
     return {"name": NAME, "config": {**cfg, "threads": settings}, "results": rows}
 
@@ -78,32 +96,62 @@ def render(payload):
     """The report and plot of a :func:`run` result (also of one read back from JSON)."""
     cfg, rows = payload["config"], payload["results"]
     rep = Report(payload["name"], "Speed targets on R8: training epoch and inference")
-    scaled = ("" if cfg["train_limit"] is None else
-              f" Quick size: epochs on {cfg['train_limit']} documents, scaled to the 5,485 of the split.")
-    rep.text(f"Defaults behind Word2VecVectorizer(random_state=0); {cfg['epochs']} epoch(s) without "
-             "validation, the median epoch reported; inference = predict_proba on the vectorized test "
-             "split (2,189 documents), median of repeats; 'pipeline' includes vectorizing the raw text. This part "
-             "ignores --threads: each row states its own thread count." + scaled)
+    scaled = (
+        ""
+        if cfg["train_limit"] is None
+        else f" Quick size: epochs on {cfg['train_limit']} documents, scaled to the 5,485 of the split."
+    )
+    rep.text(
+        f"Defaults behind Word2VecVectorizer(random_state=0); {cfg['epochs']} epoch(s) without "
+        "validation, the median epoch reported; inference = predict_proba on the vectorized test "
+        "split (2,189 documents), median of repeats; 'pipeline' includes vectorizing the raw text. This part "
+        "ignores --threads: each row states its own thread count." + scaled
+    )
     ok = [r for r in rows if "error" not in r]
     table = []
     for r in rows:
         if "error" in r:
-            table.append([LABELS[r["model"]], r["threads"], "failed: " + r["error"][:60]] + [""] * 5)
+            table.append(
+                [LABELS[r["model"]], r["threads"], "failed: " + r["error"][:60]] + [""] * 5
+            )
             continue
         epoch_ok = r["epoch_s"] <= EPOCH_TARGET_S[r["model"]]
         docs_ok = r["docs_per_s"] >= DOCS_PER_S_TARGET
-        table.append([LABELS[r["model"]], r["threads"], sig(r["epoch_s"]),
-                      f"<= {EPOCH_TARGET_S[r['model']]:g}: {'met' if epoch_ok else 'missed'}",
-                      f"{r['docs_per_s']:,.0f}", f">= {DOCS_PER_S_TARGET:,.0f}: {'met' if docs_ok else 'missed'}",
-                      f"{r['pipeline_docs_per_s']:,.0f}", f"{r['mean_tokens']:.0f}"])
-    rep.table(["model", "threads", "epoch s", "epoch target", "docs/s", "inference target", "pipeline docs/s",
-               "tokens/doc"], table)
+        table.append(
+            [
+                LABELS[r["model"]],
+                r["threads"],
+                sig(r["epoch_s"]),
+                f"<= {EPOCH_TARGET_S[r['model']]:g}: {'met' if epoch_ok else 'missed'}",
+                f"{r['docs_per_s']:,.0f}",
+                f">= {DOCS_PER_S_TARGET:,.0f}: {'met' if docs_ok else 'missed'}",
+                f"{r['pipeline_docs_per_s']:,.0f}",
+                f"{r['mean_tokens']:.0f}",
+            ]
+        )
+    rep.table(
+        [
+            "model",
+            "threads",
+            "epoch s",
+            "epoch target",
+            "docs/s",
+            "inference target",
+            "pipeline docs/s",
+            "tokens/doc",
+        ],
+        table,
+    )
     top = max((r["threads"] for r in ok), default=1)
     best = [r for r in ok if r["threads"] == top]
-    rep.bullets([f"{LABELS[r['model']]} with {top} thread(s): epoch {sig(r['epoch_s'])} s "
-                 f"({r['epoch_s'] / EPOCH_TARGET_S[r['model']]:.2f}x the target), inference "
-                 f"{r['docs_per_s']:,.0f} docs/s ({r['docs_per_s'] / DOCS_PER_S_TARGET:.2f}x the target)."
-                 for r in best])
+    rep.bullets(
+        [
+            f"{LABELS[r['model']]} with {top} thread(s): epoch {sig(r['epoch_s'])} s "
+            f"({r['epoch_s'] / EPOCH_TARGET_S[r['model']]:.2f}x the target), inference "
+            f"{r['docs_per_s']:,.0f} docs/s ({r['docs_per_s'] / DOCS_PER_S_TARGET:.2f}x the target)."
+            for r in best
+        ]
+    )
     return rep, _plotter(ok)
 
 
@@ -115,14 +163,32 @@ def _plotter(rows):
         for i, n in enumerate(settings):
             part = {r["model"]: r for r in rows if r["threads"] == n}
             xs = [j + i * width for j, m in enumerate(MODELS) if m in part]
-            ax_epoch.bar(xs, [part[m]["epoch_s"] for m in MODELS if m in part], width, label=f"{n} thread(s)")
-            ax_docs.bar(xs, [part[m]["docs_per_s"] for m in MODELS if m in part], width, label=f"{n} thread(s)")
+            ax_epoch.bar(
+                xs,
+                [part[m]["epoch_s"] for m in MODELS if m in part],
+                width,
+                label=f"{n} thread(s)",
+            )
+            ax_docs.bar(
+                xs,
+                [part[m]["docs_per_s"] for m in MODELS if m in part],
+                width,
+                label=f"{n} thread(s)",
+            )
         centres = [j + width * (len(settings) - 1) / 2 for j in range(len(MODELS))]
         for j, m in enumerate(MODELS):
-            ax_epoch.hlines(EPOCH_TARGET_S[m], centres[j] - 0.45, centres[j] + 0.45, colors="k", linestyles="--")
+            ax_epoch.hlines(
+                EPOCH_TARGET_S[m],
+                centres[j] - 0.45,
+                centres[j] + 0.45,
+                colors="k",
+                linestyles="--",
+            )
         ax_docs.axhline(DOCS_PER_S_TARGET, color="k", linestyle="--", label="target")
-        for ax, title, label in ((ax_epoch, "R8 training epoch (dashed: target)", "seconds"),
-                                 (ax_docs, "inference on R8 test", "documents/s")):
+        for ax, title, label in (
+            (ax_epoch, "R8 training epoch (dashed: target)", "seconds"),
+            (ax_docs, "inference on R8 test", "documents/s"),
+        ):
             ax.set_xticks(centres, [LABELS[m].replace("Classifier", "") for m in MODELS])
             ax.set(title=title, ylabel=label, yscale="log")
             ax.grid(True, alpha=0.3)

@@ -24,14 +24,40 @@ ROWS = (
 )
 LABELS = {key: label for key, label, _ in ROWS}
 SIZES = {
-    "quick": {"languages": ["fr"], "budget_s": 20, "ablation": False, "train_limit": 2000,
-              "curve_limit": 50, "test_limit": 100,
-              "model": {"d_model": 64, "n_heads": 4, "d_ff": 128, "n_layers": 1, "vocab_size": 1000,
-                        "warmup_steps": 100}},
-    "full": {"languages": ["fr", "de"], "budget_s": 300, "ablation": True, "train_limit": None,
-             "curve_limit": 200, "test_limit": 1000,
-             "model": {"d_model": 128, "n_heads": 4, "d_ff": 512, "n_layers": 2, "vocab_size": 4000,
-                       "warmup_steps": 100, "learning_rate": 2e-3, "max_tokens": 1024}},
+    "quick": {
+        "languages": ["fr"],
+        "budget_s": 20,
+        "ablation": False,
+        "train_limit": 2000,
+        "curve_limit": 50,
+        "test_limit": 100,
+        "model": {
+            "d_model": 64,
+            "n_heads": 4,
+            "d_ff": 128,
+            "n_layers": 1,
+            "vocab_size": 1000,
+            "warmup_steps": 100,
+        },
+    },
+    "full": {
+        "languages": ["fr", "de"],
+        "budget_s": 300,
+        "ablation": True,
+        "train_limit": None,
+        "curve_limit": 200,
+        "test_limit": 1000,
+        "model": {
+            "d_model": 128,
+            "n_heads": 4,
+            "d_ff": 512,
+            "n_layers": 2,
+            "vocab_size": 4000,
+            "warmup_steps": 100,
+            "learning_rate": 2e-3,
+            "max_tokens": 1024,
+        },
+    },
 }
 TARGET_FR_BLEU = 30.0
 
@@ -59,12 +85,25 @@ def cell(language, model_key, budget_s, train_limit, curve_limit, test_limit, mo
         start = time.perf_counter()
         translator.module_.eval()
         hyp = list(translator.predict(curve_X))
-        curve.append({"epoch": record["epoch"], "bleu": sacrebleu.corpus_bleu(hyp, [curve_y]).score,
-                      "eval_s": time.perf_counter() - start})
+        curve.append(
+            {
+                "epoch": record["epoch"],
+                "bleu": sacrebleu.corpus_bleu(hyp, [curve_y]).score,
+                "eval_s": time.perf_counter() - start,
+            }
+        )
         translator.module_.train()
 
-    translator = DuoTranslator(**model, **flags, beam_size=1, max_time=budget_s, max_epochs=1000,
-                               n_iter_no_change=None, random_state=0, epoch_callback=measure)
+    translator = DuoTranslator(
+        **model,
+        **flags,
+        beam_size=1,
+        max_time=budget_s,
+        max_epochs=1000,
+        n_iter_no_change=None,
+        random_state=0,
+        epoch_callback=measure,
+    )
     start = time.perf_counter()
     translator.fit(X, y)
     fit_s = time.perf_counter() - start
@@ -73,13 +112,27 @@ def cell(language, model_key, budget_s, train_limit, curve_limit, test_limit, mo
     predict_s = time.perf_counter() - start
     bleu = sacrebleu.corpus_bleu(hyp, [y_test]).score
     with_placeholders = [(h, r) for h, r in zip(hyp, y_test) if PLACEHOLDER.search(r)]
-    kept = sum(sorted(PLACEHOLDER.findall(h)) == sorted(PLACEHOLDER.findall(r)) for h, r in with_placeholders)
+    kept = sum(
+        sorted(PLACEHOLDER.findall(h)) == sorted(PLACEHOLDER.findall(r))
+        for h, r in with_placeholders
+    )
     return {
-        "language": language, "model": model_key, "flags": flags, "n_train": len(X), "n_test": len(X_test),
-        "n_catalogues": bunch.n_catalogues, "n_catalogues_installed": len(bunch.catalogues),
-        "n_parameters": translator.n_parameters_, "history": translator.history_, "curve": curve,
-        "best_epoch": translator.best_epoch_, "fit_s": fit_s, "predict_s": predict_s, "test_bleu": bleu,
-        "test_with_placeholders": len(with_placeholders), "placeholders_kept": kept,
+        "language": language,
+        "model": model_key,
+        "flags": flags,
+        "n_train": len(X),
+        "n_test": len(X_test),
+        "n_catalogues": bunch.n_catalogues,
+        "n_catalogues_installed": len(bunch.catalogues),
+        "n_parameters": translator.n_parameters_,
+        "history": translator.history_,
+        "curve": curve,
+        "best_epoch": translator.best_epoch_,
+        "fit_s": fit_s,
+        "predict_s": predict_s,
+        "test_bleu": bleu,
+        "test_with_placeholders": len(with_placeholders),
+        "placeholders_kept": kept,
         "examples": [[s, r, h] for s, r, h in list(zip(X_test, y_test, hyp))[:5]],
     }
 
@@ -93,19 +146,30 @@ def run(cfg, threads, corpora, log):
         cells += [(cfg["languages"][0], key) for key in ("meta", "sharing", "norm")]
     rows = []
     for lang, key in cells:
-        r = run_cell("benchmarks.translation:cell", threads, {
-            "language": lang, "model_key": key, "budget_s": cfg["budget_s"],
-            "train_limit": cfg["train_limit"], "curve_limit": cfg["curve_limit"],
-            "test_limit": cfg["test_limit"], "model": cfg["model"]})
+        r = run_cell(
+            "benchmarks.translation:cell",
+            threads,
+            {
+                "language": lang,
+                "model_key": key,
+                "budget_s": cfg["budget_s"],
+                "train_limit": cfg["train_limit"],
+                "curve_limit": cfg["curve_limit"],
+                "test_limit": cfg["test_limit"],
+                "model": cfg["model"],
+            },
+        )
         r.setdefault("language", lang)
         r.setdefault("model", key)
         if "error" in r:
             log(f"en-{lang} {key:11s} FAILED {r['error']}")
         else:
             h = r["history"][-1]
-            log(f"en-{lang} {key:11s} {len(r['history'])} epochs, {h['steps']} steps, "
+            log(
+                f"en-{lang} {key:11s} {len(r['history'])} epochs, {h['steps']} steps, "
                 f"valid ppl {min(x['valid_perplexity'] for x in r['history']):.2f}, "
-                f"test BLEU {r['test_bleu']:.2f}")
+                f"test BLEU {r['test_bleu']:.2f}"
+            )
         rows.append(r)
     return {"name": NAME, "config": {**cfg, "threads": threads}, "results": rows}
 
@@ -133,30 +197,63 @@ def render(payload):
         f"wall-clock time on the CPU with {cfg['threads']} torch thread(s) (validation passes included, BLEU "
         "measurements excluded). The Transformer is the same code with the four Duo flags off. BLEU: "
         "sacrebleu corpus BLEU (13a), greedy decoding, on "
-        + ("the test split" if cfg["test_limit"] is None else f"the first {cfg['test_limit']:,} pairs of the "
-           "test split (its order is a hash of the pairs)")
+        + (
+            "the test split"
+            if cfg["test_limit"] is None
+            else f"the first {cfg['test_limit']:,} pairs of the "
+            "test split (its order is a hash of the pairs)"
+        )
         + f"; the per-epoch curve uses its first {cfg['curve_limit']} pairs. Perplexity: exp of the unsmoothed validation cross-entropy per target "
-        "subword (10 % of the training pairs held out).")
+        "subword (10 % of the training pairs held out)."
+    )
     if ok:
         facts = {}
         for r in ok:
             facts.setdefault(r["language"], r)
-        rep.bullets([f"English → {lang}: {r['n_train']:,} training and {r['n_test']:,} test pairs from "
-                     f"{r['n_catalogues']} of the {r['n_catalogues_installed']} catalogues installed; "
-                     f"{r['test_with_placeholders']:,} test references hold a format placeholder"
-                     for lang, r in facts.items()])
+        rep.bullets(
+            [
+                f"English → {lang}: {r['n_train']:,} training and {r['n_test']:,} test pairs from "
+                f"{r['n_catalogues']} of the {r['n_catalogues_installed']} catalogues installed; "
+                f"{r['test_with_placeholders']:,} test references hold a format placeholder"
+                for lang, r in facts.items()
+            ]
+        )
     order = [key for key, _, _ in ROWS]
     table = []
     for r in sorted(rows, key=lambda r: (r["language"], order.index(r["model"]))):
         if "error" in r:
-            table.append([f"en-{r['language']}", LABELS[r["model"]], "failed: " + r["error"][:60]] + [""] * 6)
+            table.append(
+                [f"en-{r['language']}", LABELS[r["model"]], "failed: " + r["error"][:60]]
+                + [""] * 6
+            )
             continue
-        table.append([f"en-{r['language']}", LABELS[r["model"]], f"{r['n_parameters'] / 1e6:.2f} M",
-                      str(len(r["history"])), f"{r['history'][-1]['steps']:,}", sig(_best_ppl(r)),
-                      f"{r['best_epoch']}", f"{r['test_bleu']:.2f}",
-                      f"{r['placeholders_kept']}/{r['test_with_placeholders']}"])
-    rep.table(["pair", "model", "parameters", "epochs", "steps", "best valid ppl", "best epoch",
-               "test BLEU", "placeholders kept"], table)
+        table.append(
+            [
+                f"en-{r['language']}",
+                LABELS[r["model"]],
+                f"{r['n_parameters'] / 1e6:.2f} M",
+                str(len(r["history"])),
+                f"{r['history'][-1]['steps']:,}",
+                sig(_best_ppl(r)),
+                f"{r['best_epoch']}",
+                f"{r['test_bleu']:.2f}",
+                f"{r['placeholders_kept']}/{r['test_with_placeholders']}",
+            ]
+        )
+    rep.table(
+        [
+            "pair",
+            "model",
+            "parameters",
+            "epochs",
+            "steps",
+            "best valid ppl",
+            "best epoch",
+            "test BLEU",
+            "placeholders kept",
+        ],
+        table,
+    )
 
     verdicts = []
     for lang in cfg["languages"]:
@@ -170,13 +267,20 @@ def render(payload):
                 f"({diff:+.2f}; target Duo >= Transformer: {'met' if diff >= 0 else 'missed'}). "
                 f"The Transformer's best validation perplexity ({sig(_best_ppl(van))}, epoch "
                 f"{_epochs_to(van, _best_ppl(van))} of {len(van['history'])}) is reached by Duo "
-                + (f"at epoch {reach} of {len(duo['history'])}." if reach else "in none of its epochs "
-                   f"(its best: {sig(_best_ppl(duo))})."))
+                + (
+                    f"at epoch {reach} of {len(duo['history'])}."
+                    if reach
+                    else f"in none of its epochs (its best: {sig(_best_ppl(duo))})."
+                )
+            )
         if lang == "fr" and "duo" in by:
             b = by["duo"]["test_bleu"]
-            verdicts.append(f"en-fr target BLEU >= {TARGET_FR_BLEU:g} after at most 30 min: Duo reaches {b:.2f} "
-                            f"after {cfg['budget_s']} s ({'met' if b >= TARGET_FR_BLEU else 'missed'}"
-                            + ("" if b >= TARGET_FR_BLEU else f" by {TARGET_FR_BLEU - b:.2f}") + ").")
+            verdicts.append(
+                f"en-fr target BLEU >= {TARGET_FR_BLEU:g} after at most 30 min: Duo reaches {b:.2f} "
+                f"after {cfg['budget_s']} s ({'met' if b >= TARGET_FR_BLEU else 'missed'}"
+                + ("" if b >= TARGET_FR_BLEU else f" by {TARGET_FR_BLEU - b:.2f}")
+                + ")."
+            )
     rep.bullets(verdicts)
 
     for lang in cfg["languages"]:
@@ -189,12 +293,24 @@ def render(payload):
             line = [str(e + 1)]
             for key in ("transformer", "duo"):
                 hist, curve = by[key]["history"], by[key]["curve"]
-                line += ([sig(hist[e]["valid_perplexity"]), f"{curve[e]['bleu']:.2f}", f"{hist[e]['seconds']:.0f}"]
-                         if e < len(hist) and e < len(curve) else ["", "", ""])
+                line += (
+                    [
+                        sig(hist[e]["valid_perplexity"]),
+                        f"{curve[e]['bleu']:.2f}",
+                        f"{hist[e]['seconds']:.0f}",
+                    ]
+                    if e < len(hist) and e < len(curve)
+                    else ["", "", ""]
+                )
             per_epoch.append(line)
-        rep.text(f"Per epoch, en-{lang} (BLEU on the first {cfg['curve_limit']} test pairs; s = training "
-                 "seconds so far; the last epoch may be cut short by the budget):")
-        rep.table(["epoch", "Transformer ppl", "Transformer BLEU", "s", "Duo ppl", "Duo BLEU", "s"], per_epoch)
+        rep.text(
+            f"Per epoch, en-{lang} (BLEU on the first {cfg['curve_limit']} test pairs; s = training "
+            "seconds so far; the last epoch may be cut short by the budget):"
+        )
+        rep.table(
+            ["epoch", "Transformer ppl", "Transformer BLEU", "s", "Duo ppl", "Duo BLEU", "s"],
+            per_epoch,
+        )
     return rep, _plotter(ok, cfg["languages"])
 
 
@@ -207,13 +323,32 @@ def _plotter(rows, languages):
                 continue
             label = f"en-{r['language']} {LABELS[r['model']]}"
             secs = [x["seconds"] for x in r["history"]]
-            ax_ppl.plot(secs, [x["valid_perplexity"] for x in r["history"]], styles[r["model"]], marker="o",
-                        markersize=3, label=label)
+            ax_ppl.plot(
+                secs,
+                [x["valid_perplexity"] for x in r["history"]],
+                styles[r["model"]],
+                marker="o",
+                markersize=3,
+                label=label,
+            )
             n = min(len(secs), len(r["curve"]))
-            ax_bleu.plot(secs[:n], [c["bleu"] for c in r["curve"][:n]], styles[r["model"]], marker="o",
-                         markersize=3, label=label)
-        ax_ppl.set(title="validation perplexity", xlabel="training seconds", ylabel="perplexity", yscale="log")
-        ax_bleu.set(title="test BLEU (greedy, curve subset)", xlabel="training seconds", ylabel="BLEU")
+            ax_bleu.plot(
+                secs[:n],
+                [c["bleu"] for c in r["curve"][:n]],
+                styles[r["model"]],
+                marker="o",
+                markersize=3,
+                label=label,
+            )
+        ax_ppl.set(
+            title="validation perplexity",
+            xlabel="training seconds",
+            ylabel="perplexity",
+            yscale="log",
+        )
+        ax_bleu.set(
+            title="test BLEU (greedy, curve subset)", xlabel="training seconds", ylabel="BLEU"
+        )
         for ax in (ax_ppl, ax_bleu):
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)

@@ -1,8 +1,8 @@
 """Compact attention-based text classifiers for scikit-learn (LAMA, FCSR, Duo)."""
 
 from ._duo import DuoClassifier
-from ._inputs import InputAdapter
 from ._fcsr import FCSRClassifier
+from ._inputs import InputAdapter
 from ._lama import LAMAClassifier
 from ._meta_embedding import MetaEmbeddingTransformer
 from ._persistence import load_weights, save_weights

@@ -58,8 +58,10 @@ def _check_device(device):
             f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or a torch.device, got {device!r}."
         )
     if not available[resolved.type]:
-        check = "torch.cuda.is_available()" if resolved.type == "cuda" else (
-            "torch.backends.mps.is_available()"
+        check = (
+            "torch.cuda.is_available()"
+            if resolved.type == "cuda"
+            else ("torch.backends.mps.is_available()")
         )
         raise ValueError(
             f"device={device!r} was requested but {resolved.type.upper()} is not available "
@@ -348,6 +350,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
             f"epoch {self.n_epochs_}; the estimator is usable and keeps {kept}; fit with "
             "warm_start=True continues from there.",
             UserWarning,
+            stacklevel=3,
         )
 
     def _set_classes(self, labels):
@@ -417,6 +420,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__} was saved with device={self.device!r}, which is not "
                 "available here; it is loaded on the CPU.",
                 UserWarning,
+                stacklevel=2,
             )
             device = torch.device("cpu")
         network = self._build_network(self.input_adapter_, None, len(self.classes_))

@@ -57,7 +57,10 @@ class SequenceBatches(Dataset):
             return np.fromiter((zlib.crc32(row.tobytes()) for row in rows), np.int64, len(rows))
         ids, offsets = self.ids, self.offsets
         return np.fromiter(
-            (zlib.crc32(ids[offsets[i] : offsets[i + 1]].tobytes()) for i in range(len(offsets) - 1)),
+            (
+                zlib.crc32(ids[offsets[i] : offsets[i + 1]].tobytes())
+                for i in range(len(offsets) - 1)
+            ),
             np.int64,
             len(offsets) - 1,
         )
@@ -205,8 +208,9 @@ class BucketBatchSampler:
     batches reproducible.
     """
 
-    def __init__(self, lengths, batch_size, pool_batches=50, max_tokens=MAX_BATCH_TOKENS,
-                 max_pairs=None):
+    def __init__(
+        self, lengths, batch_size, pool_batches=50, max_tokens=MAX_BATCH_TOKENS, max_pairs=None
+    ):
         self.lengths = np.asarray(lengths)
         self.batch_size = batch_size
         self.pool_batches = pool_batches
@@ -236,7 +240,9 @@ class BucketBatchSampler:
         for start in range(0, len(order), pool):
             chunk = order[start : start + pool]
             chunk = chunk[np.argsort(self.lengths[chunk], kind="stable")]
-            ends = batch_ends(self.lengths[chunk], self.batch_size, self.max_tokens, self.max_pairs)
+            ends = batch_ends(
+                self.lengths[chunk], self.batch_size, self.max_tokens, self.max_pairs
+            )
             batches.extend(_split(chunk, ends))
         return rng, batches
 

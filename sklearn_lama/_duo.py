@@ -3,7 +3,6 @@
 import math
 from numbers import Integral, Real
 
-
 from ._base import BaseSequenceClassifier
 from ._batching import MAX_BATCH_TOKENS
 from ._docstrings import FITTED_ATTRIBUTES, TRAINING_PARAMETERS, Substitution

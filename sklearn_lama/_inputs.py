@@ -87,7 +87,9 @@ class InputAdapter:
         """
         if self.kind == "sequences":
             if tables is None:
-                tables = [np.zeros((self.vocabulary_size, d), np.float32) for d in self.embedding_dims]
+                tables = [
+                    np.zeros((self.vocabulary_size, d), np.float32) for d in self.embedding_dims
+                ]
             torch_tables = [torch.from_numpy(np.array(t, dtype=np.float32)) for t in tables]
             return {"tables": torch_tables}, tuple(t.shape[1] for t in tables)
         if self.kind == "ids":

@@ -200,7 +200,10 @@ def load_weights(path):
 # ------------------------------------------------------------------ encoding
 def _encode_fitted(estimator, where):
     if type(estimator) is FrozenEstimator:
-        return {"class": "FrozenEstimator", "estimator": _encode_fitted(estimator.estimator, where)}
+        return {
+            "class": "FrozenEstimator",
+            "estimator": _encode_fitted(estimator.estimator, where),
+        }
     if type(estimator) is Pipeline:
         params = estimator.get_params(deep=False)
         steps = params.pop("steps")
@@ -268,8 +271,7 @@ def _portable(obj, where):
     if type(obj) in (list, tuple):
         return type(obj)(_portable(v, f"{where}[{i}]") for i, v in enumerate(obj))
     raise TypeError(
-        f"{where} holds a {type(obj).__name__} ({obj!r:.80}), which cannot be stored "
-        "without code."
+        f"{where} holds a {type(obj).__name__} ({obj!r:.80}), which cannot be stored without code."
     )
 
 
@@ -317,7 +319,9 @@ def check_writable(path, param):
         open(probe, "xb").close()
         os.unlink(probe)
     except OSError as exc:
-        raise ValueError(f"{param}={os.fspath(path)!r} cannot be written: {exc.strerror}.") from None
+        raise ValueError(
+            f"{param}={os.fspath(path)!r} cannot be written: {exc.strerror}."
+        ) from None
 
 
 # ------------------------------------------------------------------ decoding

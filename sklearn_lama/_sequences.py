@@ -124,8 +124,7 @@ class TokenSequences:
             if index.dtype == bool:
                 if index.shape != (n,):
                     raise IndexError(
-                        f"Boolean index of shape {index.shape} does not match "
-                        f"{n} documents."
+                        f"Boolean index of shape {index.shape} does not match {n} documents."
                     )
                 index = np.flatnonzero(index)
             elif index.size == 0:

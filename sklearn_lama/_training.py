@@ -203,7 +203,7 @@ def fit_key(estimator, batches, y, sample_weight):
 
 
 class WeightsCheckpoint(Checkpoint):
-    """skorch's :class:`~skorch.callbacks.Checkpoint`, writing :func:`~sklearn_lama.save_weights` files.
+    """skorch's :class:`~skorch.callbacks.Checkpoint`, writing weights-only files.
 
     skorch decides when to write (``monitor``: the epochs that lower the
     validation loss, or every epoch without validation) and formats the file
@@ -333,7 +333,9 @@ def restore_training_state(estimator, net, state):
     if state["optimizer"] == estimator.optimizer:
         # The saved moments, with the param groups (lr, ...) of the current parameters.
         current = net.optimizer_.state_dict()
-        net.optimizer_.load_state_dict({**current, "state": copy.deepcopy(state["optimizer_state"])})
+        net.optimizer_.load_state_dict(
+            {**current, "state": copy.deepcopy(state["optimizer_state"])}
+        )
     # skorch's LRScheduler resumes a schedule at the epoch count of the
     # history, which torch allows only when each group records its initial lr.
     for group in net.optimizer_.param_groups:

@@ -77,11 +77,21 @@ def main(path, case, size, method="predict"):
         peak = _status_mib("VmHWM")
         assert len(out) == (256 if case == "long" else size)
         del out, documents
-        print(json.dumps({
-            "name": name, "case": case, "size": size, "method": method,
-            "base_mib": round(base, 1), "peak_mib": round(peak, 1),
-            "extra_mib": round(peak - base, 1), "seconds": round(seconds, 2),
-        }), flush=True)
+        print(
+            json.dumps(
+                {
+                    "name": name,
+                    "case": case,
+                    "size": size,
+                    "method": method,
+                    "base_mib": round(base, 1),
+                    "peak_mib": round(peak, 1),
+                    "extra_mib": round(peak - base, 1),
+                    "seconds": round(seconds, 2),
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

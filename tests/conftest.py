@@ -1,15 +1,18 @@
 """Helpers and fixtures shared by the test modules."""
 
 import pytest
-from skorch.callbacks import Callback
 from sklearn.pipeline import Pipeline
+from skorch.callbacks import Callback
 
 from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier, Word2VecVectorizer
 
 # Small, fast settings per classifier, and one hyper-parameter to grid-search.
 CLASSIFIERS = {
-    "lama": (LAMAClassifier, dict(n_heads=4, hidden_size=8, mlp_hidden=16, lr=0.01),
-             ("n_heads", [1, 3])),
+    "lama": (
+        LAMAClassifier,
+        dict(n_heads=4, hidden_size=8, mlp_hidden=16, lr=0.01),
+        ("n_heads", [1, 3]),
+    ),
     "fcsr": (FCSRClassifier, dict(), ("alpha", [0.1, 0.5])),
     "duo": (DuoClassifier, dict(d_ff=32), ("d_ff", [16, 32])),
 }
@@ -27,12 +30,12 @@ def make_classifier(kind, **params):
 
 
 def make_pipeline(kind, **params):
-    return Pipeline([
-        ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
-        ("clf", make_classifier(kind, **params)),
-    ])
-
-
+    return Pipeline(
+        [
+            ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
+            ("clf", make_classifier(kind, **params)),
+        ]
+    )
 
 
 class InterruptAt(Callback):

@@ -14,6 +14,7 @@ from sklearn_lama import Word2VecVectorizer
 
 from .conftest import CLASSIFIERS, make_classifier, make_pipeline
 
+
 @pytest.fixture(scope="module")
 def fitted_pipelines(toy_corpus):
     texts, labels = toy_corpus
@@ -60,10 +61,10 @@ def test_grid_search_in_pipeline(kind, toy_corpus):
     search = GridSearchCV(make_pipeline(kind, max_epochs=2), {f"clf__{name}": values}, cv=2)
     search.fit(texts, labels)
     # Each candidate scores as the same pipeline fitted on its own.
-    for params, score in zip(search.cv_results_["params"],
-                             search.cv_results_["mean_test_score"]):
-        alone = cross_val_score(make_pipeline(kind, max_epochs=2).set_params(**params),
-                                texts, labels, cv=2)
+    for params, score in zip(search.cv_results_["params"], search.cv_results_["mean_test_score"]):
+        alone = cross_val_score(
+            make_pipeline(kind, max_epochs=2).set_params(**params), texts, labels, cv=2
+        )
         assert score == alone.mean()
     assert getattr(search.best_estimator_["clf"], name) == search.best_params_[f"clf__{name}"]
 
@@ -82,9 +83,16 @@ def test_joblib_roundtrip_in_new_process(kind, fitted_pipelines, toy_corpus, tmp
         "print('same')"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path / "model.joblib"),
-         str(tmp_path / "texts.txt"), str(tmp_path / "expected.npy")],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-c",
+            code,
+            str(tmp_path / "model.joblib"),
+            str(tmp_path / "texts.txt"),
+            str(tmp_path / "expected.npy"),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "same"

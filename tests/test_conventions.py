@@ -14,7 +14,7 @@ from skorch.callbacks import Callback, GradientNormClipping
 import sklearn_lama
 from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier
 
-from .conftest import CLASSIFIERS, make_classifier
+from .conftest import make_classifier
 
 PACKAGE = Path(sklearn_lama.__file__).parent
 IDS = np.random.RandomState(0).randint(1, 12, size=(60, 6))
@@ -32,8 +32,12 @@ class _EpochCounter(Callback):
 
 def test_callbacks_pass_through_to_skorch(kind):
     counter = _EpochCounter()
-    clf = make_classifier(kind, max_epochs=3, early_stopping=False,
-                          callbacks=[("count", counter), GradientNormClipping(1.0)])
+    clf = make_classifier(
+        kind,
+        max_epochs=3,
+        early_stopping=False,
+        callbacks=[("count", counter), GradientNormClipping(1.0)],
+    )
     clf.fit(IDS, IDS_Y)
     names = dict(clf.net_.callbacks_)
     assert names["count"].epochs == 3
@@ -74,12 +78,13 @@ def test_fractional_sample_weight_scales_the_loss(kind):
 
 def test_class_weight(kind):
     y = np.where(np.arange(60) < 50, 0, 1)  # 50 / 10
-    balanced = make_classifier(kind, max_epochs=3, early_stopping=False,
-                               class_weight="balanced").fit(IDS, y)
-    as_dict = make_classifier(kind, max_epochs=3, early_stopping=False,
-                              class_weight={0: 60 / 100, 1: 60 / 20}).fit(IDS, y)
-    np.testing.assert_allclose(balanced.predict_proba(IDS), as_dict.predict_proba(IDS),
-                               rtol=1e-6)
+    balanced = make_classifier(
+        kind, max_epochs=3, early_stopping=False, class_weight="balanced"
+    ).fit(IDS, y)
+    as_dict = make_classifier(
+        kind, max_epochs=3, early_stopping=False, class_weight={0: 60 / 100, 1: 60 / 20}
+    ).fit(IDS, y)
+    np.testing.assert_allclose(balanced.predict_proba(IDS), as_dict.predict_proba(IDS), rtol=1e-6)
     plain = make_classifier(kind, max_epochs=3, early_stopping=False).fit(IDS, y)
     # Up-weighting the rare class raises its predicted probability.
     assert balanced.predict_proba(IDS)[:, 1].mean() > plain.predict_proba(IDS)[:, 1].mean()
@@ -97,8 +102,9 @@ def test_decision_function_is_the_logits(kind):
     three = make_classifier(kind, max_epochs=2).fit(IDS, IDS[:, 0] % 3)
     logits = three.decision_function(IDS)
     assert logits.shape == (60, 3)
-    np.testing.assert_allclose(torch.softmax(torch.from_numpy(logits), 1).numpy(),
-                               three.predict_proba(IDS), rtol=1e-6)
+    np.testing.assert_allclose(
+        torch.softmax(torch.from_numpy(logits), 1).numpy(), three.predict_proba(IDS), rtol=1e-6
+    )
 
 
 def test_device_accepts_torch_devices(kind):
@@ -119,8 +125,7 @@ def test_fitted_attributes_end_with_an_underscore_and_are_documented(kind):
 
 @pytest.mark.parametrize("cls", [LAMAClassifier, FCSRClassifier, DuoClassifier])
 def test_every_parameter_is_documented(cls):
-    documented = {name.strip() for p in ClassDoc(cls)["Parameters"]
-                  for name in p.name.split(",")}
+    documented = {name.strip() for p in ClassDoc(cls)["Parameters"] for name in p.name.split(",")}
     parameters = set(inspect.signature(cls).parameters)
     assert parameters <= documented, parameters - documented
     assert "As in" not in cls.__doc__ and "%(" not in cls.__doc__
@@ -154,15 +159,16 @@ def test_no_import_cycle_between_the_package_modules():
     graph = dict(_imports(p) for p in PACKAGE.rglob("*.py"))
     # A package imports its submodules; only edges between distinct modules
     # that do not run through a package's __init__ count.
-    graph = {m: {t for t in ts if t in graph and not m.startswith(t + ".")}
-             for m, ts in graph.items()}
+    graph = {
+        m: {t for t in ts if t in graph and not m.startswith(t + ".")} for m, ts in graph.items()
+    }
     state = {}
 
     def visit(node, stack):
         state[node] = "open"
         for target in graph[node]:
             if state.get(target) == "open":
-                cycle = stack[stack.index(target):] + [target]
+                cycle = stack[stack.index(target) :] + [target]
                 pytest.fail("import cycle: " + " -> ".join(cycle))
             if target not in state:
                 visit(target, stack + [target])

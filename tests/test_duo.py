@@ -5,7 +5,12 @@ import pytest
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
-from sklearn_lama import DuoClassifier, MetaEmbeddingTransformer, TokenSequences, Word2VecVectorizer
+from sklearn_lama import (
+    DuoClassifier,
+    MetaEmbeddingTransformer,
+    TokenSequences,
+    Word2VecVectorizer,
+)
 
 
 def _meta(n_sources=2):
@@ -32,18 +37,21 @@ def test_two_embeddings_feed_the_two_roles(toy_corpus):
 
 def test_grid_search_over_a_source_parameter(toy_corpus):
     texts, labels = toy_corpus
-    search = GridSearchCV(_pipeline(max_epochs=2),
-                          {"emb__cbow__vector_size": [4, 8]}, cv=2).fit(texts, labels)
+    search = GridSearchCV(_pipeline(max_epochs=2), {"emb__cbow__vector_size": [4, 8]}, cv=2).fit(
+        texts, labels
+    )
     best = search.best_params_["emb__cbow__vector_size"]
     assert search.best_estimator_["clf"].net_.module_.lookups[0].weight.shape[1] == best
 
 
 def test_one_table_is_used_in_both_roles(toy_corpus):
     texts, labels = toy_corpus
-    pipe = Pipeline([
-        ("emb", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
-        ("clf", DuoClassifier(d_ff=32, max_epochs=25, random_state=0)),
-    ]).fit(texts, labels)
+    pipe = Pipeline(
+        [
+            ("emb", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
+            ("clf", DuoClassifier(d_ff=32, max_epochs=25, random_state=0)),
+        ]
+    ).fit(texts, labels)
     assert pipe.score(texts, labels) > 0.9
     assert len(pipe["clf"].net_.module_.lookups) == 1
 
@@ -81,8 +89,9 @@ def test_inconsistent_containers_are_refused():
         TokenSequences([2, 9], [0, 2], (a, a), "v")
 
 
-@pytest.mark.parametrize("params", [{"attention_softmax": False}, {"bias": False},
-                                    {"freeze_embeddings": True}])
+@pytest.mark.parametrize(
+    "params", [{"attention_softmax": False}, {"bias": False}, {"freeze_embeddings": True}]
+)
 def test_options_train(toy_corpus, params):
     texts, labels = toy_corpus
     # Frozen tables leave only the head to train: it needs more epochs.
@@ -90,8 +99,10 @@ def test_options_train(toy_corpus, params):
     assert pipe.score(texts, labels) > 0.85
 
 
-@pytest.mark.parametrize("params, match", [({"d_ff": 0}, "d_ff"), ({"n_layers": -1}, "n_layers"),
-                                           ({"dropout": 1.0}, "dropout")])
+@pytest.mark.parametrize(
+    "params, match",
+    [({"d_ff": 0}, "d_ff"), ({"n_layers": -1}, "n_layers"), ({"dropout": 1.0}, "dropout")],
+)
 def test_invalid_hyperparameters(toy_corpus, params, match):
     texts, labels = toy_corpus
     with pytest.raises(ValueError, match=match):

@@ -9,10 +9,12 @@ from sklearn_lama import FCSRClassifier, Word2VecVectorizer
 
 
 def _pipeline(**params):
-    return Pipeline([
-        ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
-        ("clf", FCSRClassifier(**{"max_epochs": 10, "random_state": 0, **params})),
-    ])
+    return Pipeline(
+        [
+            ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
+            ("clf", FCSRClassifier(**{"max_epochs": 10, "random_state": 0, **params})),
+        ]
+    )
 
 
 def test_grid_search_over_alpha_refits_with_best_alpha(toy_corpus):
@@ -45,7 +47,7 @@ def test_paper_schedule_decays_learning_rate(toy_corpus):
     texts, labels = toy_corpus
     pipe = _pipeline(lr_schedule="paper", max_epochs=4, early_stopping=False).fit(texts, labels)
     lrs = [group["lr"] for group in pipe["clf"].net_.optimizer_.param_groups]
-    assert lrs[0] < 0.01 * 0.8 ** 3
+    assert lrs[0] < 0.01 * 0.8**3
 
 
 @pytest.mark.parametrize(

@@ -1,30 +1,29 @@
-
 import numpy as np
 import pytest
 import torch
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
-
-from sklearn_lama import LAMAClassifier, Word2VecVectorizer
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from sklearn_lama import LAMAClassifier, Word2VecVectorizer
 from sklearn_lama.modules import BiGRUEncoder, LAMAAttention, LAMAModule
 
 SMALL = dict(n_heads=4, hidden_size=8, mlp_hidden=16, max_epochs=25, lr=0.01, random_state=0)
 
 
 def _pipeline(**params):
-    return Pipeline([
-        ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
-        ("clf", LAMAClassifier(**{**SMALL, **params})),
-    ])
+    return Pipeline(
+        [
+            ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
+            ("clf", LAMAClassifier(**{**SMALL, **params})),
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
 def fitted(toy_corpus):
     texts, labels = toy_corpus
     return _pipeline().fit(texts, labels)
-
 
 
 def test_attention_module_masks_padding_and_rows_sum_to_one():
@@ -61,7 +60,6 @@ def test_prediction_independent_of_batch(toy_corpus, encoder):
     weights_alone = pipe["clf"].attention_weights(pipe["emb"].transform([short]))[0]
     weights_batched = pipe["clf"].attention_weights(pipe["emb"].transform(longer + [short]))[-1]
     np.testing.assert_allclose(weights_alone, weights_batched, rtol=1e-5, atol=1e-6)
-
 
 
 @pytest.mark.parametrize(
@@ -103,19 +101,23 @@ def test_disagreement_penalties_match_equations():
 def test_penalty_enters_the_loss(toy_corpus):
     texts, labels = toy_corpus
     plain = _pipeline(max_epochs=1).fit(texts, labels)
-    penalised = _pipeline(max_epochs=1, regularization="positions", reg_lambda=5.0).fit(texts, labels)
-    assert penalised["clf"].net_.history[-1, "train_loss"] > plain["clf"].net_.history[-1, "train_loss"]
-
+    penalised = _pipeline(max_epochs=1, regularization="positions", reg_lambda=5.0).fit(
+        texts, labels
+    )
+    assert (
+        penalised["clf"].net_.history[-1, "train_loss"]
+        > plain["clf"].net_.history[-1, "train_loss"]
+    )
 
 
 def test_grid_search_over_heads(toy_corpus):
     texts, labels = toy_corpus
     search = GridSearchCV(_pipeline(max_epochs=2), {"clf__n_heads": [1, 3]}, cv=2)
     search.fit(texts, labels)
-    assert search.best_estimator_["clf"].net_.module_.core.attention.n_heads == \
-        search.best_params_["clf__n_heads"]
-
-
+    assert (
+        search.best_estimator_["clf"].net_.module_.core.attention.n_heads
+        == search.best_params_["clf__n_heads"]
+    )
 
 
 def test_early_stopping_restores_best_epoch(toy_corpus):

@@ -54,11 +54,17 @@ def default_pipelines(tmp_path_factory):
     texts = [" ".join(rng.choice(words, rng.randint(3, 30))) for _ in range(300)]
     labels = rng.randint(0, 2, len(texts))
     pipelines = {
-        name: Pipeline([
-            ("emb", Word2VecVectorizer(random_state=0)),
-            ("clf", cls(max_epochs=1, random_state=0)),
-        ]).fit(texts, labels)
-        for name, cls in [("lama", LAMAClassifier), ("fcsr", FCSRClassifier), ("duo", DuoClassifier)]
+        name: Pipeline(
+            [
+                ("emb", Word2VecVectorizer(random_state=0)),
+                ("clf", cls(max_epochs=1, random_state=0)),
+            ]
+        ).fit(texts, labels)
+        for name, cls in [
+            ("lama", LAMAClassifier),
+            ("fcsr", FCSRClassifier),
+            ("duo", DuoClassifier),
+        ]
     }
     path = tmp_path_factory.mktemp("memory") / "pipelines.joblib"
     joblib.dump(pipelines, path)
@@ -73,7 +79,10 @@ def _probe(path, case, size, method="predict"):
     }
     done = subprocess.run(
         [sys.executable, str(PROBE), str(path), case, str(size), method],
-        capture_output=True, text=True, env=env, timeout=1800,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     results = {}
@@ -167,8 +176,14 @@ def _long_sequences(lengths, dim=16):
 def test_duo_self_attention_batches_keep_to_the_pair_budget(batch_shapes):
     # A smaller attention budget exercises the same cuts without gigabytes.
     X = _long_sequences([5, 5] + [100] * 24)
-    clf = DuoClassifier(n_layers=1, d_ff=16, max_epochs=1, early_stopping=False,
-                        max_attention_bytes=2**20, random_state=0).fit(X[:2], [0, 1])
+    clf = DuoClassifier(
+        n_layers=1,
+        d_ff=16,
+        max_epochs=1,
+        early_stopping=False,
+        max_attention_bytes=2**20,
+        random_state=0,
+    ).fit(X[:2], [0, 1])
     batch_shapes.clear()
     clf.predict_proba(X)
     max_pairs = 2**20 // (4 * clf.n_heads)

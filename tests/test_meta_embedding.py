@@ -130,8 +130,10 @@ def test_oov_row_comes_from_each_source(toy_corpus):
     meta = MetaEmbeddingTransformer(
         [
             ("token", Word2VecVectorizer(vector_size=3, min_count=2, oov="token", random_state=0)),
-            ("discard", Word2VecVectorizer(vector_size=3, min_count=2, oov="discard",
-                                           random_state=0)),
+            (
+                "discard",
+                Word2VecVectorizer(vector_size=3, min_count=2, oov="discard", random_state=0),
+            ),
         ],
         min_count=2,
         oov="token",

@@ -11,7 +11,9 @@ V, D = 20, 6
 def _network(core):
     torch.manual_seed(0)
     if core == "lama":
-        return SequenceNetwork(LAMAModule(D, 3, n_heads=4, hidden_size=5), vocabulary_size=V, embedding_dim=D), 4
+        return SequenceNetwork(
+            LAMAModule(D, 3, n_heads=4, hidden_size=5), vocabulary_size=V, embedding_dim=D
+        ), 4
     if core == "fcsr":
         return SequenceNetwork(FCSRModule(D, 3), vocabulary_size=V, embedding_dim=D), 1
     tables = [torch.randn(V, D), torch.randn(V, D + 2)]
@@ -30,6 +32,8 @@ def test_token_attention_contract(core):
         alone = network.core.token_attention(*network.embed(lengths[1:2], ids=ids[1:2, :2]))
     mask = torch.arange(6) < lengths[:, None]
     assert weights.shape == (3, n_rows, 6)
-    torch.testing.assert_close(weights.sum(-1), mask.any(1, keepdim=True).float().expand(3, n_rows))
+    torch.testing.assert_close(
+        weights.sum(-1), mask.any(1, keepdim=True).float().expand(3, n_rows)
+    )
     assert (weights.transpose(1, 2)[~mask] == 0).all()
     torch.testing.assert_close(weights[1:2, :, :2], alone, rtol=1e-5, atol=1e-6)

@@ -37,7 +37,10 @@ def test_learned_positions_count_and_limit():
 
 
 def test_parameters_do_not_depend_on_heads():
-    counts = {sum(p.numel() for p in TransformerEncoderClassifier(64, 2, n_heads=h).parameters()) for h in (1, 2, 8)}
+    counts = {
+        sum(p.numel() for p in TransformerEncoderClassifier(64, 2, n_heads=h).parameters())
+        for h in (1, 2, 8)
+    }
     assert len(counts) == 1
 
 

@@ -109,18 +109,33 @@ def test_multihead_attention_matches_equations_4_5_with_shared_key_value():
             q = q_lin(q_in).view(*q_in.shape[:2], h, hd).transpose(1, 2)
             k = k_lin(kv_in).view(*kv_in.shape[:2], h, hd).transpose(1, 2)
             v = v_lin(v_in).view(*v_in.shape[:2], h, hd).transpose(1, 2)
-            sc = (q @ k.transpose(-2, -1) / math.sqrt(hd)).masked_fill(~mask[:, None, None, :], -math.inf)
-            return out_lin((torch.softmax(sc, -1) @ v).transpose(1, 2).reshape(*q_in.shape[:2], -1))
+            sc = (q @ k.transpose(-2, -1) / math.sqrt(hd)).masked_fill(
+                ~mask[:, None, None, :], -math.inf
+            )
+            return out_lin(
+                (torch.softmax(sc, -1) @ v).transpose(1, 2).reshape(*q_in.shape[:2], -1)
+            )
 
         # Eq. 4: A^S = MultiHead(Q^P, K^P, V^S); Eq. 5: A^P = MultiHead(Q^S, K^S, V^P); K^X and V^X share weights.
-        torch.testing.assert_close(a_s, reference(p, attn.kv_p, attn.q_p, attn.kv_s, attn.out_s, p, s))
-        torch.testing.assert_close(a_p, reference(s, attn.kv_s, attn.q_s, attn.kv_p, attn.out_p, s, p))
+        torch.testing.assert_close(
+            a_s, reference(p, attn.kv_p, attn.q_p, attn.kv_s, attn.out_s, p, s)
+        )
+        torch.testing.assert_close(
+            a_p, reference(s, attn.kv_s, attn.q_s, attn.kv_p, attn.out_p, s, p)
+        )
     for w in (w_p, w_s):
         key_pad = ~mask[:, None, None, :].expand_as(w)
         assert (w[key_pad] == 0).all()
         torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]))
     # Four input projections instead of vanilla's three (Q, K, V): "1/3 more projection parameters" (§3.2.1).
-    assert {n.split(".")[0] for n, _ in attn.named_parameters()} == {"q_s", "q_p", "kv_s", "kv_p", "out_s", "out_p"}
+    assert {n.split(".")[0] for n, _ in attn.named_parameters()} == {
+        "q_s",
+        "q_p",
+        "kv_s",
+        "kv_p",
+        "out_s",
+        "out_p",
+    }
 
 
 def test_duo_layer_norm_is_equation_6_and_zeroes_padding():
@@ -142,12 +157,12 @@ def test_padding_invariance(n_layers, attention_softmax):
     with torch.no_grad():
         batched = m((s, p), mask)
         for i, n in enumerate(lengths):
-            alone = m((s[i:i + 1, :n], p[i:i + 1, :n]), mask[i:i + 1, :n])
-            torch.testing.assert_close(batched[i:i + 1], alone, rtol=1e-5, atol=1e-6)
+            alone = m((s[i : i + 1, :n], p[i : i + 1, :n]), mask[i : i + 1, :n])
+            torch.testing.assert_close(batched[i : i + 1], alone, rtol=1e-5, atol=1e-6)
             # Extra padding beyond the batch's longest document changes nothing either.
-            s_pad = torch.cat([s[i:i + 1], torch.full((1, 3, D1), 7.0)], 1)
-            p_pad = torch.cat([p[i:i + 1], torch.full((1, 3, D2), -7.0)], 1)
-            m_pad = torch.cat([mask[i:i + 1], torch.zeros(1, 3, dtype=torch.bool)], 1)
+            s_pad = torch.cat([s[i : i + 1], torch.full((1, 3, D1), 7.0)], 1)
+            p_pad = torch.cat([p[i : i + 1], torch.full((1, 3, D2), -7.0)], 1)
+            m_pad = torch.cat([mask[i : i + 1], torch.zeros(1, 3, dtype=torch.bool)], 1)
             torch.testing.assert_close(m((s_pad, p_pad), m_pad), alone, rtol=1e-5, atol=1e-6)
 
 
@@ -243,7 +258,9 @@ def test_invalid_inputs_raise_value_error():
         m((s, p), mask[:, :1])
 
 
-@pytest.mark.parametrize("positions, order_matters", [(None, False), ("add", True), ("concat", True)])
+@pytest.mark.parametrize(
+    "positions, order_matters", [(None, False), ("add", True), ("concat", True)]
+)
 @pytest.mark.parametrize("n_layers", [0, 1])
 def test_positions_give_the_head_word_order(positions, order_matters, n_layers):
     m = _module(positions=positions, n_layers=n_layers)
@@ -274,7 +291,9 @@ def test_token_attention_rows_are_distributions_over_real_tokens(attention_softm
         torch.testing.assert_close(weights[0, 0], alpha_s[0].abs() / alpha_s[0].abs().sum())
 
 
-@pytest.mark.parametrize("kwargs", [{"positions": True}, {"positions": "sum"}, {"position_dim": 0}])
+@pytest.mark.parametrize(
+    "kwargs", [{"positions": True}, {"positions": "sum"}, {"position_dim": 0}]
+)
 def test_invalid_positions_raise_value_error(kwargs):
     with pytest.raises(ValueError, match="position"):
         DuoModule((D1, D2), C, **kwargs)

@@ -190,7 +190,9 @@ def test_mean_pooling_option():
         logits, w = model(x, mask, return_attention=True)
         R = model.cell(x, mask)
     torch.testing.assert_close(w[0, :3], torch.full((3, 16), 1 / 3))
-    assert torch.equal(w[0, 3:], torch.zeros_like(w[0, 3:])) and torch.equal(w[2], torch.zeros_like(w[2]))
+    assert torch.equal(w[0, 3:], torch.zeros_like(w[0, 3:])) and torch.equal(
+        w[2], torch.zeros_like(w[2])
+    )
     torch.testing.assert_close(logits[:2], model.out(R[:2].sum(1) / torch.tensor([[3.0], [9.0]])))
     assert torch.isfinite(logits).all()
 
@@ -301,7 +303,9 @@ def test_feature_attention_blocks_share_the_n_by_n_matrices():
     swapped = R.reshape(2, 5, 4, 2)[:, :, [1, 0, 2, 3]].reshape(2, 5, 8)
     _, w = att(R)
     _, w_swapped = att(swapped)
-    torch.testing.assert_close(w_swapped.reshape(2, 5, 4, 2)[:, :, [1, 0, 2, 3]].reshape(2, 5, 8), w)
+    torch.testing.assert_close(
+        w_swapped.reshape(2, 5, 4, 2)[:, :, [1, 0, 2, 3]].reshape(2, 5, 8), w
+    )
 
 
 def test_feature_attention_rejects_blocks_that_do_not_divide():
@@ -326,7 +330,8 @@ def brute_force_windowed_fofe(x, mask, alpha, window):
 @pytest.mark.parametrize("window", [1, 3, 50])
 @pytest.mark.parametrize("chunk_size", [2, 16])
 def test_fofe_window_matches_brute_force(alpha, window, chunk_size):
-    # Chunks of max(window, chunk_size) words; lengths around and beyond them, padding holding garbage.
+    # Chunks of max(window, chunk_size) words; lengths around and beyond them,
+    # padding holding garbage.
     x, mask = padded_batch([70, 51, 3, 1], 3, seed=5)
     left, right = fofe(x.double(), mask, alpha, window=window, chunk_size=chunk_size)
     ref_left, ref_right = brute_force_windowed_fofe(x, mask, alpha, window)

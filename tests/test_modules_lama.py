@@ -19,7 +19,9 @@ def test_attention_parameters_receive_gradient(n_heads, encoder):
     # With one head, the l2 normalisation across heads (Eq. 13) reduced every score to its sign,
     # whose gradient is zero: P, Q and W_w never trained.
     x, mask = _batch()
-    module = LAMAModule(6, 3, n_heads=n_heads, hidden_size=4, encoder=encoder, mlp_hidden=8, dropout=0.0)
+    module = LAMAModule(
+        6, 3, n_heads=n_heads, hidden_size=4, encoder=encoder, mlp_hidden=8, dropout=0.0
+    )
     logits, _ = module(x, mask)
     torch.nn.functional.cross_entropy(logits, torch.tensor([0, 1, 2])).backward()
     attention = module.attention

@@ -91,14 +91,27 @@ def test_pipeline_round_trip_is_bitwise(kind, fitted, toy_corpus, tmp_path):
 
 def test_nested_meta_embedding_pipeline_round_trip(toy_corpus, tmp_path):
     texts, labels = toy_corpus
-    pipe = Pipeline([
-        ("emb", MetaEmbeddingTransformer([
-            ("cbow", Word2VecVectorizer(vector_size=8, sg=0, random_state=0)),
-            ("skipgram", Word2VecVectorizer(vector_size=12, sg=1, random_state=0)),
-        ], min_count=2, max_len=10)),
-        ("clf", DuoClassifier(d_ff=16, max_epochs=2, random_state=0,
-                              checkpoint=tmp_path / "checkpoint.pt")),
-    ]).fit(texts, labels)
+    pipe = Pipeline(
+        [
+            (
+                "emb",
+                MetaEmbeddingTransformer(
+                    [
+                        ("cbow", Word2VecVectorizer(vector_size=8, sg=0, random_state=0)),
+                        ("skipgram", Word2VecVectorizer(vector_size=12, sg=1, random_state=0)),
+                    ],
+                    min_count=2,
+                    max_len=10,
+                ),
+            ),
+            (
+                "clf",
+                DuoClassifier(
+                    d_ff=16, max_epochs=2, random_state=0, checkpoint=tmp_path / "checkpoint.pt"
+                ),
+            ),
+        ]
+    ).fit(texts, labels)
     loaded = _round_trip(pipe, tmp_path / "model.pt")
     _same_params(loaded["emb"], pipe["emb"])
     for (name, source), (name2, source2) in zip(pipe["emb"].sources, loaded["emb"].sources):
@@ -117,15 +130,17 @@ def test_nested_meta_embedding_pipeline_round_trip(toy_corpus, tmp_path):
 
 def test_fitted_vectorizer_round_trip(toy_corpus, tmp_path):
     texts, _ = toy_corpus
-    vectorizer = Word2VecVectorizer(vector_size=8, min_count=2, oov="token",
-                                    random_state=0).fit(texts)
+    vectorizer = Word2VecVectorizer(vector_size=8, min_count=2, oov="token", random_state=0).fit(
+        texts
+    )
     loaded = _round_trip(vectorizer, tmp_path / "vec.pt")
     _same_params(loaded, vectorizer)
     np.testing.assert_array_equal(loaded.embedding_, vectorizer.embedding_)
     assert loaded.vocabulary_ == vectorizer.vocabulary_
     docs = texts[:5] + ["unknown words here"]
     assert loaded.inverse_transform(loaded.transform(docs)) == vectorizer.inverse_transform(
-        vectorizer.transform(docs))
+        vectorizer.transform(docs)
+    )
 
 
 def _probabilities_in_a_new_process(model, texts, tmp_path, **env):
@@ -137,9 +152,17 @@ def _probabilities_in_a_new_process(model, texts, tmp_path, **env):
         "np.save(sys.argv[3], load_weights(sys.argv[1]).predict_proba(texts))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, str(model), str(tmp_path / "texts.json"),
-         str(tmp_path / "proba.npy")],
-        capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1", **env},
+        [
+            sys.executable,
+            "-c",
+            code,
+            str(model),
+            str(tmp_path / "texts.json"),
+            str(tmp_path / "proba.npy"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1", **env},
     )
     assert out.returncode == 0, out.stderr
     return np.load(tmp_path / "proba.npy"), out.stderr
@@ -152,14 +175,18 @@ def test_loads_bitwise_in_a_fresh_process(fitted, toy_corpus, tmp_path):
     np.testing.assert_array_equal(proba, fitted["lama"].predict_proba(texts))
 
 
-@pytest.mark.parametrize("labels", [
-    np.array(["neg", "pos"]),
-    np.array(["neg", "pos"], dtype=object),
-    np.array([3, 7]),
-    np.array([3, 7], dtype=np.uint8),
-    np.array([-1.0, 2.0], dtype=np.float32),
-    np.array([False, True]),
-], ids=lambda labels: labels.dtype.str)
+@pytest.mark.parametrize(
+    "labels",
+    [
+        np.array(["neg", "pos"]),
+        np.array(["neg", "pos"], dtype=object),
+        np.array([3, 7]),
+        np.array([3, 7], dtype=np.uint8),
+        np.array([-1.0, 2.0], dtype=np.float32),
+        np.array([False, True]),
+    ],
+    ids=lambda labels: labels.dtype.str,
+)
 def test_classes_keep_their_dtype(labels, tmp_path):
     y = labels[IDS_Y]
     clf = make_classifier("duo", max_epochs=1).fit(IDS, y)
@@ -179,8 +206,9 @@ def test_plain_array_inputs_round_trip(tmp_path):
         with pytest.raises(ValueError, match="6 features"):
             loaded.predict(X[:, :4])
     with pytest.raises(ValueError, match="token id 30"):
-        _round_trip(make_classifier("fcsr", max_epochs=1).fit(IDS, IDS_Y),
-                    tmp_path / "ids.pt").predict(np.full((2, 6), 30))
+        _round_trip(
+            make_classifier("fcsr", max_epochs=1).fit(IDS, IDS_Y), tmp_path / "ids.pt"
+        ).predict(np.full((2, 6), 30))
 
 
 def test_file_holds_only_tensors_and_plain_values(fitted, tmp_path):
@@ -262,8 +290,9 @@ def _damaged_files(good):
         "foreign": edited(lambda p: p.clear() or p.update(weights=torch.ones(2))),
         "newer": edited(lambda p: p.update(format_version=3)),
         "old-format": old_format(),
-        "other-version": edited(lambda p: (step(p, 1)["state"].pop("input"),
-                                           p.update(library_version="0.3.0"))),
+        "other-version": edited(
+            lambda p: (step(p, 1)["state"].pop("input"), p.update(library_version="0.3.0"))
+        ),
         "flipped-header": flipped(40),
         "flipped-early": flipped(len(data) // 3),
         "flipped-late": flipped(len(data) - 100),
@@ -293,10 +322,17 @@ def test_bad_files_are_a_value_error_naming_the_path(fitted, tmp_path):
     assert "'os.system'" in _load_error(tmp_path / "unregistered.pt")
     assert "format's header" in _load_error(tmp_path / "joblib.pt")
     assert "saved by sklearn_lama 0.1.0 in weights format 1" in _load_error(
-        tmp_path / "old-format.pt")
+        tmp_path / "old-format.pt"
+    )
     assert "saved by sklearn_lama 0.3.0" in _load_error(tmp_path / "other-version.pt")
-    for name in ("truncated", "flipped-header", "flipped-early", "flipped-late", "overwritten",
-                 "undigested"):
+    for name in (
+        "truncated",
+        "flipped-header",
+        "flipped-early",
+        "flipped-late",
+        "overwritten",
+        "undigested",
+    ):
         assert "altered after it was written" in _load_error(tmp_path / f"{name}.pt"), name
 
 
@@ -333,8 +369,9 @@ def _load_error(path):
 
 
 @pytest.mark.parametrize("failure", [OSError("disk full"), KeyboardInterrupt()])
-def test_failed_save_leaves_the_previous_file_intact(failure, fitted, toy_corpus, tmp_path,
-                                                     monkeypatch):
+def test_failed_save_leaves_the_previous_file_intact(
+    failure, fitted, toy_corpus, tmp_path, monkeypatch
+):
     texts, _ = toy_corpus
     path = tmp_path / "model.pt"
     save_weights(fitted["duo"], path)
@@ -350,8 +387,9 @@ def test_failed_save_leaves_the_previous_file_intact(failure, fitted, toy_corpus
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["model.pt"]  # no temporary file left behind
-    np.testing.assert_array_equal(load_weights(path).predict_proba(texts),
-                                  fitted["duo"].predict_proba(texts))
+    np.testing.assert_array_equal(
+        load_weights(path).predict_proba(texts), fitted["duo"].predict_proba(texts)
+    )
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="tests the fallback without CUDA")
@@ -376,8 +414,7 @@ def test_model_trained_on_cuda_is_saved_on_the_cpu(toy_corpus, tmp_path):
     save_weights(pipe, path)
     state = _payload(path)["estimator"]["steps"][1][1]["state"]
     assert {t.device.type for t in state["network"].values()} == {"cpu"}
-    proba, stderr = _probabilities_in_a_new_process(path, texts, tmp_path,
-                                                    CUDA_VISIBLE_DEVICES="")
+    proba, stderr = _probabilities_in_a_new_process(path, texts, tmp_path, CUDA_VISIBLE_DEVICES="")
     assert "it is loaded on the CPU" in stderr
     np.testing.assert_allclose(proba, pipe.predict_proba(texts), atol=1e-5)
 
@@ -438,8 +475,9 @@ def test_warm_start_refuses_what_the_model_cannot_continue_on(sequences, toy_cor
     X, y = sequences
     texts, _ = toy_corpus
     clf = make_classifier("duo", max_epochs=1).fit(X, y).set_params(warm_start=True)
-    other = Word2VecVectorizer(vector_size=16, min_count=1, lowercase=False,
-                               random_state=0).fit_transform([t.upper() for t in texts])
+    other = Word2VecVectorizer(
+        vector_size=16, min_count=1, lowercase=False, random_state=0
+    ).fit_transform([t.upper() for t in texts])
     with pytest.raises(ValueError, match="fitted on TokenSequences, but X is a 2-D integer"):
         clf.fit(IDS, IDS_Y)
     with pytest.raises(ValueError, match="different vocabulary"):
@@ -515,8 +553,11 @@ def _count_writes(monkeypatch):
 
     writes = []
     save = training.save_weights
-    monkeypatch.setattr(training, "save_weights",
-                        lambda estimator, path: writes.append(path) or save(estimator, path))
+    monkeypatch.setattr(
+        training,
+        "save_weights",
+        lambda estimator, path: writes.append(path) or save(estimator, path),
+    )
     return writes
 
 
@@ -524,8 +565,9 @@ def test_checkpoint_holds_the_best_epoch(toy_corpus, tmp_path, monkeypatch):
     texts, labels = toy_corpus
     writes = _count_writes(monkeypatch)
     path = tmp_path / "checkpoint.pt"
-    pipe = make_pipeline("lama", max_epochs=40, patience=2, lr=0.05,
-                         checkpoint=str(path)).fit(texts, labels)
+    pipe = make_pipeline("lama", max_epochs=40, patience=2, lr=0.05, checkpoint=str(path)).fit(
+        texts, labels
+    )
     clf = pipe["clf"]
     improved = clf.net_.history[:, "valid_loss_best"]
     assert len(writes) == sum(improved)
@@ -556,12 +598,17 @@ def test_checkpoint_every_epoch_without_validation_then_resume(tmp_path, monkeyp
 
 
 def test_checkpoint_template_fields(tmp_path):
-    clf = make_classifier("fcsr", max_epochs=2, early_stopping=False,
-                          checkpoint=tmp_path / "run-{fit}-epoch{last_epoch[epoch]}.pt")
+    clf = make_classifier(
+        "fcsr",
+        max_epochs=2,
+        early_stopping=False,
+        checkpoint=tmp_path / "run-{fit}-epoch{last_epoch[epoch]}.pt",
+    )
     clf.fit(IDS, IDS_Y)
     names = sorted(os.listdir(tmp_path))
-    assert len(names) == 2 and all(re.fullmatch(r"run-[0-9a-f]{12}-epoch[12]\.pt", n)
-                                   for n in names)
+    assert len(names) == 2 and all(
+        re.fullmatch(r"run-[0-9a-f]{12}-epoch[12]\.pt", n) for n in names
+    )
     assert load_weights(tmp_path / names[1]).n_epochs_ == 2
 
 
@@ -610,8 +657,11 @@ def test_checkpoint_survives_sigkill(tmp_path):
         f" early_stopping=False, checkpoint={str(path)!r}, random_state=0)"
         ".fit(X, (X[:, 0] > 6).astype(int))"
     )
-    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stderr=subprocess.PIPE,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     try:
         deadline = time.monotonic() + 120
         # The file's name holds the fit's key: "checkpoint-<12 hex digits>.pt".
@@ -621,8 +671,10 @@ def test_checkpoint_survives_sigkill(tmp_path):
             time.sleep(0.01)
         (path,) = tmp_path.glob("checkpoint-*.pt")
         first = os.stat(path)
-        while (os.stat(path).st_ino, os.stat(path).st_mtime_ns) == (first.st_ino,
-                                                                     first.st_mtime_ns):
+        while (os.stat(path).st_ino, os.stat(path).st_mtime_ns) == (
+            first.st_ino,
+            first.st_mtime_ns,
+        ):
             time.sleep(0.002)  # wait for a second write: training is well under way
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
@@ -645,11 +697,13 @@ def test_estimator_with_a_checkpoint_still_pickles(tmp_path):
 
 def test_each_fit_of_a_grid_search_writes_its_own_checkpoint(tmp_path):
     path = tmp_path / "checkpoint.pt"
-    search = GridSearchCV(make_classifier("duo", max_epochs=2, checkpoint=path),
-                          {"d_ff": [8, 16]}, cv=2).fit(IDS, IDS_Y)
+    search = GridSearchCV(
+        make_classifier("duo", max_epochs=2, checkpoint=path), {"d_ff": [8, 16]}, cv=2
+    ).fit(IDS, IDS_Y)
     # 2 candidates x 2 folds + the refit, each in its own file.
     assert len(list(tmp_path.glob("checkpoint-*.pt"))) == 5
     saved = load_weights(search.best_estimator_.checkpoint_path_)
     assert saved.d_ff == search.best_params_["d_ff"]
-    np.testing.assert_array_equal(saved.predict_proba(IDS),
-                                  search.best_estimator_.predict_proba(IDS))
+    np.testing.assert_array_equal(
+        saved.predict_proba(IDS), search.best_estimator_.predict_proba(IDS)
+    )

@@ -29,7 +29,9 @@ def pipelines(toy_corpus):
     return {kind: make_pipeline(kind, max_epochs=3).fit(texts, labels) for kind in CLASSIFIERS}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(documents=st.lists(st.text(max_size=60), min_size=1, max_size=6))
 def test_random_unicode_documents_get_finite_probabilities(pipelines, documents):
     for pipe in pipelines.values():
@@ -55,7 +57,7 @@ def test_concurrent_predictions_match_sequential(pipelines, toy_corpus):
     for pipe in pipelines.values():
         expected = pipe.predict_proba(texts)
         with ThreadPoolExecutor(max_workers=8) as pool:
-            results = list(pool.map(lambda _: pipe.predict_proba(texts), range(16)))
+            results = list(pool.map(lambda _, p=pipe: p.predict_proba(texts), range(16)))
         for result in results:
             np.testing.assert_array_equal(result, expected)
 
@@ -65,8 +67,9 @@ def test_keyboard_interrupt_leaves_a_usable_estimator(toy_corpus, early_stopping
     texts, labels = toy_corpus
     vectorizer = Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)
     seqs = vectorizer.fit_transform(texts)
-    clf = LAMAClassifier(n_heads=4, hidden_size=8, max_epochs=20, random_state=0,
-                         early_stopping=early_stopping)
+    clf = LAMAClassifier(
+        n_heads=4, hidden_size=8, max_epochs=20, random_state=0, early_stopping=early_stopping
+    )
     clf._extra_callbacks = lambda: [InterruptAt(3)]
     with pytest.warns(UserWarning, match="interrupted .* during epoch 3; the estimator is usable"):
         clf.fit(seqs, labels)
@@ -96,8 +99,9 @@ def test_truncated_pickle_is_a_clear_error(pipelines):
 def test_early_stopping_is_not_reported_as_an_interruption(toy_corpus, recwarn):
     texts, labels = toy_corpus
     seqs = Word2VecVectorizer(vector_size=16, min_count=1, random_state=0).fit_transform(texts)
-    clf = LAMAClassifier(n_heads=4, hidden_size=8, max_epochs=60, patience=2, lr=0.05,
-                         random_state=0).fit(seqs, labels)
+    clf = LAMAClassifier(
+        n_heads=4, hidden_size=8, max_epochs=60, patience=2, lr=0.05, random_state=0
+    ).fit(seqs, labels)
     assert clf.n_epochs_ < 60  # early stopping did stop it
     assert not [w for w in recwarn if "interrupted" in str(w.message)]
 
@@ -149,10 +153,10 @@ def test_grid_search_with_two_worker_processes(toy_corpus):
     sequential = GridSearchCV(make_pipeline("duo", max_epochs=5), grid, cv=2, n_jobs=1)
     parallel.fit(texts, labels)
     sequential.fit(texts, labels)
-    np.testing.assert_array_equal(parallel.cv_results_["mean_test_score"],
-                                  sequential.cv_results_["mean_test_score"])
-    np.testing.assert_array_equal(parallel.predict_proba(texts),
-                                  sequential.predict_proba(texts))
+    np.testing.assert_array_equal(
+        parallel.cv_results_["mean_test_score"], sequential.cv_results_["mean_test_score"]
+    )
+    np.testing.assert_array_equal(parallel.predict_proba(texts), sequential.predict_proba(texts))
 
 
 class _RecordTorchThreads(Callback):
@@ -166,8 +170,9 @@ class _ThreadRecordingLAMA(LAMAClassifier):
 
 
 def _torch_threads_during_fit(seqs, labels):
-    clf = _ThreadRecordingLAMA(n_heads=2, hidden_size=4, mlp_hidden=8, max_epochs=1,
-                               random_state=0).fit(seqs, labels)
+    clf = _ThreadRecordingLAMA(
+        n_heads=2, hidden_size=4, mlp_hidden=8, max_epochs=1, random_state=0
+    ).fit(seqs, labels)
     return next(cb.threads for _, cb in clf.net_.callbacks_ if isinstance(cb, _RecordTorchThreads))
 
 

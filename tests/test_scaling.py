@@ -111,8 +111,15 @@ def test_inference_batch_size_is_honoured(kind, batch_shapes):
 
 def test_duo_max_attention_bytes_is_honoured(batch_shapes):
     X = _sequences([5, 5] + [60] * 20)
-    clf = DuoClassifier(n_layers=1, n_heads=2, d_ff=16, max_epochs=1, early_stopping=False,
-                        max_attention_bytes=2**16, random_state=0).fit(X[:2], [0, 1])
+    clf = DuoClassifier(
+        n_layers=1,
+        n_heads=2,
+        d_ff=16,
+        max_epochs=1,
+        early_stopping=False,
+        max_attention_bytes=2**16,
+        random_state=0,
+    ).fit(X[:2], [0, 1])
     batch_shapes.clear()
     clf.predict_proba(X)
     # 2**16 bytes / (4 bytes x 2 heads) = 8,192 token pairs: 2 documents of 60.

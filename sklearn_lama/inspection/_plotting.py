@@ -145,8 +145,8 @@ def plot_training_curves(estimator_or_pipeline, axes=None):
 
     Reads the fitted net's history (``net_.history``). The validation curves
     exist when the classifier held out data for early stopping
-    (``early_stopping=True`` and data large enough to split). A dotted line marks the epoch whose weights were kept (the lowest
-    validation loss).
+    (``early_stopping=True`` and data large enough to split). A dotted line
+    marks the epoch whose weights were kept (the lowest validation loss).
 
     Parameters
     ----------

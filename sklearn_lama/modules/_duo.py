@@ -28,10 +28,15 @@ def _sinusoidal_positions(length, width, device, dtype):
     """Sinusoidal position encoding of Vaswani et al. (2017), ``(length, width)``, any ``width`` >= 1."""
     position = torch.arange(length, device=device, dtype=torch.float32).unsqueeze(1)
     n_freq = (width + 1) // 2
-    freq = torch.exp(torch.arange(n_freq, device=device, dtype=torch.float32) * (-2.0 * math.log(10000.0) / width))
+    freq = torch.exp(
+        torch.arange(n_freq, device=device, dtype=torch.float32)
+        * (-2.0 * math.log(10000.0) / width)
+    )
     angles = position * freq
     # Interleave sin/cos and cut, so odd widths (e.g. a scalar feature, width 1) still work.
-    enc = torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).reshape(length, 2 * n_freq)[:, :width]
+    enc = torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).reshape(length, 2 * n_freq)[
+        :, :width
+    ]
     return enc.to(dtype)
 
 
@@ -212,10 +217,16 @@ class DuoEncoderLayer(nn.Module):
 
     def __init__(self, d1, d2, n_heads=8, d_ff=600, dropout=0.1, d_attn=None):
         super().__init__()
-        self.attention = DuoMultiHeadAttention(d1, d2, n_heads=n_heads, d_attn=d_attn, dropout=dropout)
+        self.attention = DuoMultiHeadAttention(
+            d1, d2, n_heads=n_heads, d_attn=d_attn, dropout=dropout
+        )
         self.norm_attention = DuoLayerNorm(d1, d2)
-        self.ff_s = nn.Sequential(nn.Linear(d1, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, d1))
-        self.ff_p = nn.Sequential(nn.Linear(d2, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, d2))
+        self.ff_s = nn.Sequential(
+            nn.Linear(d1, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, d1)
+        )
+        self.ff_p = nn.Sequential(
+            nn.Linear(d2, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, d2)
+        )
         self.norm_ff = DuoLayerNorm(d1, d2)
         self.dropout = nn.Dropout(dropout)
 
@@ -339,8 +350,19 @@ class DuoModule(nn.Module):
     ``positions="concat"`` adds ``2 * position_dim * (1 + d_ff)`` (the wider ``w^S``, ``w^P`` and ``W^O``).
     """
 
-    def __init__(self, input_sizes, n_classes, d_ff=600, n_layers=0, n_heads=8, attention_softmax=True,
-                 dropout=0.1, bias=True, positions="concat", position_dim=4):
+    def __init__(
+        self,
+        input_sizes,
+        n_classes,
+        d_ff=600,
+        n_layers=0,
+        n_heads=8,
+        attention_softmax=True,
+        dropout=0.1,
+        bias=True,
+        positions="concat",
+        position_dim=4,
+    ):
         super().__init__()
         if isinstance(input_sizes, int):
             input_sizes = (input_sizes,)
@@ -348,7 +370,9 @@ class DuoModule(nn.Module):
         if len(input_sizes) not in (1, 2) or min(input_sizes) < 1:
             raise ValueError(f"input_sizes must be one or two positive widths, got {input_sizes}.")
         if n_classes < 1 or d_ff < 1 or n_layers < 0:
-            raise ValueError(f"need n_classes >= 1, d_ff >= 1, n_layers >= 0; got {n_classes}, {d_ff}, {n_layers}.")
+            raise ValueError(
+                f"need n_classes >= 1, d_ff >= 1, n_layers >= 0; got {n_classes}, {d_ff}, {n_layers}."
+            )
         self.input_sizes = input_sizes
         self.n_classes = n_classes
         self.attention_softmax = attention_softmax
@@ -364,7 +388,9 @@ class DuoModule(nn.Module):
         d1, d2 = d1 + self.position_dim, d2 + self.position_dim
 
         self.layers = nn.ModuleList(
-            DuoEncoderLayer(d1, d2, n_heads=n_heads, d_ff=d_ff, dropout=dropout) for _ in range(n_layers))
+            DuoEncoderLayer(d1, d2, n_heads=n_heads, d_ff=d_ff, dropout=dropout)
+            for _ in range(n_layers)
+        )
         self.w_s = nn.Parameter(torch.empty(d1))  # w^S, Eq. 1
         self.w_p = nn.Parameter(torch.empty(d2))  # w^P, Eq. 2
         self.fusion = nn.Linear(d2 + d1, d_ff, bias=bias)  # W^O, Eq. 3; rows ordered [a^P, a^S]
@@ -392,16 +418,22 @@ class DuoModule(nn.Module):
             raise ValueError(f"module built for widths {self.input_sizes} but got a single input.")
         s, p = xs[0], xs[-1]
         if s.dim() != 3 or p.dim() != 3 or s.shape[-1] != self.d1 or p.shape[-1] != self.d2:
-            raise ValueError(f"expected inputs (B, T, {self.d1}) and (B, T, {self.d2}), "
-                             f"got {tuple(s.shape)} and {tuple(p.shape)}.")
+            raise ValueError(
+                f"expected inputs (B, T, {self.d1}) and (B, T, {self.d2}), "
+                f"got {tuple(s.shape)} and {tuple(p.shape)}."
+            )
         if s.shape[:2] != p.shape[:2]:
-            raise ValueError(f"S and P must share (B, T), got {tuple(s.shape[:2])} and {tuple(p.shape[:2])}.")
+            raise ValueError(
+                f"S and P must share (B, T), got {tuple(s.shape[:2])} and {tuple(p.shape[:2])}."
+            )
         if mask is None:
             mask = torch.ones(s.shape[:2], dtype=torch.bool, device=s.device)
         else:
             mask = mask.to(device=s.device, dtype=torch.bool)
             if mask.shape != s.shape[:2]:
-                raise ValueError(f"mask must have shape {tuple(s.shape[:2])}, got {tuple(mask.shape)}.")
+                raise ValueError(
+                    f"mask must have shape {tuple(s.shape[:2])}, got {tuple(mask.shape)}."
+                )
         return s, p, mask
 
     def _encode(self, s, p, mask):
@@ -471,7 +503,9 @@ class DuoModule(nn.Module):
         weights = torch.stack([alpha_s, alpha_p], dim=1)
         if not self.attention_softmax:
             weights = weights.abs()
-            weights = weights / weights.sum(-1, keepdim=True).clamp_min(torch.finfo(weights.dtype).tiny)
+            weights = weights / weights.sum(-1, keepdim=True).clamp_min(
+                torch.finfo(weights.dtype).tiny
+            )
         return weights
 
     def forward(self, xs, mask=None):

@@ -236,7 +236,9 @@ def fofe(x, mask=None, alpha=0.2, *, window=None, chunk_size=_CHUNK):
         raise ValueError("chunk_size must be >= 2")
     if mask is not None:
         if mask.shape != x.shape[:2]:
-            raise ValueError(f"mask shape {tuple(mask.shape)} does not match x {tuple(x.shape[:2])}")
+            raise ValueError(
+                f"mask shape {tuple(mask.shape)} does not match x {tuple(x.shape[:2])}"
+            )
         m = mask.to(torch.bool)[..., None]
         # where, not multiply: 0 * inf would be NaN.
         x = torch.where(m, x, torch.zeros((), dtype=x.dtype, device=x.device))
@@ -289,7 +291,9 @@ def fcsr_lr_lambda(epoch, max_epochs=40, decay=0.8, base=0.01, offset=0.01):
     e = int(epoch)
     if e < 0:
         raise ValueError("epoch must be >= 0")
-    log_f = e * math.log(decay) + (e * (e - 1) / 2 + offset * e) / (max_epochs + offset) * math.log(base)
+    log_f = e * math.log(decay) + (e * (e - 1) / 2 + offset * e) / (
+        max_epochs + offset
+    ) * math.log(base)
     return math.exp(log_f)
 
 
@@ -369,7 +373,9 @@ class FCSRCell(nn.Module):
     def forward(self, s, mask=None):
         """Map ``s`` (B, T, n) and ``mask`` (B, T) to ``R`` (B, T, 4n)."""
         if mask is not None:
-            s = torch.where(mask.to(torch.bool)[..., None], s, torch.zeros((), dtype=s.dtype, device=s.device))
+            s = torch.where(
+                mask.to(torch.bool)[..., None], s, torch.zeros((), dtype=s.dtype, device=s.device)
+            )
         s_l, s_r = fofe(s, mask, self.alpha, window=self.window)  # Eq. 2-3
         # Eq. 5 (S_tc = concat(S_tl, S_tr)) and Eq. 6.
         c, c_hat = _gated_sum(s, s_l, s_r, self.cis_gates(torch.cat([s, s_l, s_r], -1)))
@@ -429,7 +435,9 @@ class FeatureAttention(nn.Module):
         self.n_features = int(n_features)
         self.n_blocks = int(n_blocks)
         if self.n_blocks < 1 or self.n_features % self.n_blocks:
-            raise ValueError(f"n_blocks={n_blocks} must be >= 1 and divide n_features={n_features}")
+            raise ValueError(
+                f"n_blocks={n_blocks} must be >= 1 and divide n_features={n_features}"
+            )
         self.scale = float(scale)
         width = self.n_features // self.n_blocks
         self.qk = nn.Linear(width, 2 * width, bias=False)  # W_q, W_k fused
@@ -454,8 +462,8 @@ class FCSRModule(nn.Module):
     Eq. 4-6; SAS, Eq. 7-8) -> ``R`` (B, T, 4n) -> :class:`FeatureAttention`
     (Eq. 9, see its docstring for how the paper's inconsistent shapes are
     resolved: ``E_t = (R_t W_q) ∘ (R_t W_k) / √n`` with ``W_q, W_k``
-    n x n applied to each n-wide part of ``R_t``, masked softmax over time per feature, ``r = Σ_t A_t ∘ R_t``
-    has 4n features) -> dropout -> ``Linear(4n, n_classes)`` -> logits.
+    n x n applied to each n-wide part of ``R_t``, masked softmax over time per
+    feature, ``r = Σ_t A_t ∘ R_t`` has 4n features) -> dropout -> ``Linear(4n, n_classes)`` -> logits.
 
     Parameters
     ----------
@@ -526,7 +534,9 @@ class FCSRModule(nn.Module):
         self.proj = nn.Identity() if hidden_size is None else nn.Linear(input_size, n)
         self.cell = FCSRCell(n, alpha=alpha, learn_alpha=learn_alpha, window=window)
         # √n as in Eq. 9.
-        self.attention = FeatureAttention(4 * n, math.sqrt(n), n_blocks=4) if pooling == "attention" else None
+        self.attention = (
+            FeatureAttention(4 * n, math.sqrt(n), n_blocks=4) if pooling == "attention" else None
+        )
         self.dropout = nn.Dropout(float(dropout))
         self.out = nn.Linear(4 * n, n_classes)
 
@@ -573,7 +583,9 @@ class FCSRModule(nn.Module):
             # The cell masks again after the projection (its bias makes padded
             # rows non-zero); zeroing here too keeps inf/NaN garbage in padded
             # rows out of the projection's weight gradient (NaN * 0 = NaN).
-            x = torch.where(mask.to(torch.bool)[..., None], x, torch.zeros((), dtype=x.dtype, device=x.device))
+            x = torch.where(
+                mask.to(torch.bool)[..., None], x, torch.zeros((), dtype=x.dtype, device=x.device)
+            )
         s = self.proj(x)
         R = self.cell(s, mask)
         if self.attention is not None:

@@ -37,7 +37,9 @@ class SequenceNetwork(nn.Module):
     ):
         super().__init__()
         if tables is not None:
-            lookups = [nn.Embedding.from_pretrained(t, freeze=freeze, padding_idx=0) for t in tables]
+            lookups = [
+                nn.Embedding.from_pretrained(t, freeze=freeze, padding_idx=0) for t in tables
+            ]
         elif vocabulary_size is not None:
             lookup = nn.Embedding(vocabulary_size, embedding_dim, padding_idx=0)
             lookup.weight.requires_grad_(not freeze)
