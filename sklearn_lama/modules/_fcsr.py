@@ -463,7 +463,8 @@ class FCSRModule(nn.Module):
     (Eq. 9, see its docstring for how the paper's inconsistent shapes are
     resolved: ``E_t = (R_t W_q) ∘ (R_t W_k) / √n`` with ``W_q, W_k``
     n x n applied to each n-wide part of ``R_t``, masked softmax over time per
-    feature, ``r = Σ_t A_t ∘ R_t`` has 4n features) -> dropout -> ``Linear(4n, n_classes)`` -> logits.
+    feature, ``r = Σ_t A_t ∘ R_t`` has 4n features) -> dropout ->
+    ``Linear(4n, n_classes)`` -> logits.
 
     Parameters
     ----------
