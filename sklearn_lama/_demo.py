@@ -23,7 +23,12 @@ def _baseline(train_texts, train_labels, test_texts, test_labels):
     from sklearn.pipeline import make_pipeline
 
     start = time.perf_counter()
-    model = make_pipeline(TfidfVectorizer(), LogisticRegression(max_iter=1000))
+    # The tuned baseline a user would compare against: word bigrams, sublinear
+    # tf, C=10 (the settings of the project's reference measurements).
+    model = make_pipeline(
+        TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2), min_df=2),
+        LogisticRegression(C=10, max_iter=2000),
+    )
     model.fit(train_texts, train_labels)
     return model.score(test_texts, test_labels), time.perf_counter() - start
 
@@ -78,7 +83,7 @@ def main(argv=None):
     print(f"{'TF-IDF + LogisticRegression *':<32}{base_accuracy:>14.4f}{base_time:>10.1f}s")
     print(
         f"(word2vec {w2v_time:.1f}s, {classifier.n_epochs_} epochs; prediction of "
-        f"{len(test_texts)} documents {predict_time:.1f}s; * scikit-learn defaults, untuned)"
+        f"{len(test_texts)} documents {predict_time:.1f}s; * bigrams, sublinear tf, C=10)"
     )
     print("\nTop attended words per class (test set):")
     pipeline = Pipeline([("emb", vectorizer), ("clf", classifier)])
