@@ -183,6 +183,8 @@ def render(payload):
     cfg, rows = payload["config"], payload["results"]
     rep = Report(payload["name"], "Accuracy of the default pipelines against the tuned peers")
     rep.text(__doc__.split("\n\n", 1)[1].replace("\n", " "))
+    if cfg.get("note"):
+        rep.text(cfg["note"])
     if cfg["train_limit"] is not None:
         rep.text(
             f"Quick size: at most {cfg['train_limit']} training and {cfg['test_limit']} test "
@@ -195,6 +197,7 @@ def render(payload):
         for model in PEERS + OURS:
             s = _summary(rows, corpus, model)
             if s is None:
+                table.append([LABELS[model], "not measured"] + [""] * 5)
                 continue
             previous = _summary(rows, corpus, model, previous=True) if model in OURS else None
             table.append(
