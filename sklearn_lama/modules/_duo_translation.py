@@ -168,12 +168,13 @@ class DuoDecoderLayer(nn.Module):
     Each sublayer is post-normed, ``LayerNorm(x + Dropout(Sublayer))`` per stream. With two
     streams:
 
-    1. masked self-attention over the target prefix; with ``duo_norm`` it is Duo attention (stream
-    ``S``'s
-       output driven by ``P`` and the other way round) and its residual sum is the Duo layer norm
-       of Eq. 6; without, each stream attends to itself;
-    2. cross-attention over the encoder output, with keys and values from different embedding
-    streams (§3.3); 3. a position-wise feed-forward per stream.
+    1. masked self-attention over the target prefix; with ``duo_norm`` it is Duo
+       attention (stream ``S``'s output driven by ``P`` and the other way round)
+       and its residual sum is the Duo layer norm of Eq. 6; without, each stream
+       attends to itself;
+    2. cross-attention over the encoder output, with keys and values from
+       different embedding streams (§3.3);
+    3. a position-wise feed-forward per stream.
 
     With one stream it is the decoder layer of the vanilla Transformer.
 
