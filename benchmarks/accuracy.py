@@ -251,7 +251,12 @@ def _plotter(rows):
                 ha="right",
             )
             low = min(s["mean"] - s["std"] for s in stats)
-            ax.set(title=corpus, ylabel="test accuracy", ylim=(max(0.0, low - 0.03), None))
+            high = max(s["mean"] + s["std"] for s in stats)
+            ax.set(
+                title=corpus,
+                ylabel="test accuracy",
+                ylim=(max(0.0, low - 0.03), min(1.0, high + 0.01)),
+            )
             ax.legend(fontsize=7)
 
     return plot
