@@ -353,20 +353,7 @@ class DuoTranslator(BaseEstimator):
 
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            self.module_ = DuoTranslationModule(
-                src_vocab,
-                len(self.target_subwords_),
-                d_model=self.d_model,
-                n_heads=self.n_heads,
-                d_ff=self.d_ff,
-                n_layers=self.n_layers,
-                dropout=self.dropout,
-                meta_embeddings=self.meta_embeddings,
-                weight_sharing=self.weight_sharing,
-                duo_norm=self.duo_norm,
-                fusion=self.fusion,
-                src_tables=tables,
-            ).to(self.device)
+            self.module_ = self._build_module(src_vocab, tables).to(self.device)
             self.n_parameters_ = sum(p.numel() for p in self.module_.parameters())
             self._train(
                 [src_ids[i] for i in train],
@@ -567,6 +554,23 @@ class DuoTranslator(BaseEstimator):
         }
         return state
 
+    def _build_module(self, src_vocab, tables):
+        """The network of the current parameters, for ``src_vocab`` source ids."""
+        return DuoTranslationModule(
+            src_vocab,
+            len(self.target_subwords_),
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            d_ff=self.d_ff,
+            n_layers=self.n_layers,
+            dropout=self.dropout,
+            meta_embeddings=self.meta_embeddings,
+            weight_sharing=self.weight_sharing,
+            duo_norm=self.duo_norm,
+            fusion=self.fusion,
+            src_tables=tables,
+        )
+
     def _import_state(self, state):
         """Become the fitted translator that :meth:`_export_state` described."""
 
@@ -588,20 +592,7 @@ class DuoTranslator(BaseEstimator):
                 weights[f"src_embeddings.{i}.weight"]
                 for i in range(2 if self.meta_embeddings else 1)
             ]
-        self.module_ = DuoTranslationModule(
-            src_vocab,
-            len(self.target_subwords_),
-            d_model=self.d_model,
-            n_heads=self.n_heads,
-            d_ff=self.d_ff,
-            n_layers=self.n_layers,
-            dropout=self.dropout,
-            meta_embeddings=self.meta_embeddings,
-            weight_sharing=self.weight_sharing,
-            duo_norm=self.duo_norm,
-            fusion=self.fusion,
-            src_tables=tables,
-        )
+        self.module_ = self._build_module(src_vocab, tables)
         self.module_.load_state_dict(weights)
         self.module_.to(self.device).eval()
         self.history_ = [dict(r) for r in state["history"]]

@@ -5,6 +5,7 @@ from sklearn.pipeline import Pipeline
 from skorch.callbacks import Callback
 
 from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier, Word2VecVectorizer
+from sklearn_lama._batching import SequenceBatches
 
 # Small, fast settings per classifier, and one hyper-parameter to grid-search.
 CLASSIFIERS = {
@@ -47,3 +48,18 @@ class InterruptAt(Callback):
     def on_epoch_end(self, net, **kwargs):
         if len(net.history) == self.epoch:
             raise KeyboardInterrupt
+
+
+@pytest.fixture
+def batch_shapes(monkeypatch):
+    """(documents, padded length) of every batch the estimators build."""
+    shapes = []
+    gather = SequenceBatches.__getitems__
+
+    def recording(self, index):
+        batch, target = gather(self, index)
+        shapes.append(tuple(batch["ids"].shape))
+        return batch, target
+
+    monkeypatch.setattr(SequenceBatches, "__getitems__", recording)
+    return shapes

@@ -24,7 +24,7 @@ from sklearn_lama import (
     TokenSequences,
     Word2VecVectorizer,
 )
-from sklearn_lama._batching import MAX_BATCH_TOKENS, SequenceBatches, batch_ends
+from sklearn_lama._batching import MAX_BATCH_TOKENS, batch_ends
 
 from .conftest import CLASSIFIERS, make_pipeline
 
@@ -129,21 +129,6 @@ def test_batch_ends_keep_to_the_budget():
             if size > 1:
                 assert size * longest <= 2**15
                 assert max_pairs is None or size * longest**2 <= max_pairs
-
-
-@pytest.fixture
-def batch_shapes(monkeypatch):
-    """Record (documents, padded length) of every batch the estimators build."""
-    shapes = []
-    gather = SequenceBatches.__getitems__
-
-    def recording(self, index):
-        batch, target = gather(self, index)
-        shapes.append(tuple(batch["ids"].shape))
-        return batch, target
-
-    monkeypatch.setattr(SequenceBatches, "__getitems__", recording)
-    return shapes
 
 
 @pytest.mark.parametrize("kind", sorted(CLASSIFIERS))

@@ -6,7 +6,6 @@ import torch
 from skorch.callbacks import Callback
 
 from sklearn_lama import DuoClassifier, TokenSequences
-from sklearn_lama._batching import SequenceBatches
 from sklearn_lama._threads import resolve_threads
 
 from .conftest import make_classifier
@@ -20,21 +19,6 @@ class RecordThreads(Callback):
 
     def on_epoch_begin(self, net, **kwargs):
         self.threads.append(torch.get_num_threads())
-
-
-@pytest.fixture
-def batch_shapes(monkeypatch):
-    """(documents, padded length) of every batch the estimators build."""
-    shapes = []
-    gather = SequenceBatches.__getitems__
-
-    def recording(self, index):
-        batch, target = gather(self, index)
-        shapes.append(tuple(batch["ids"].shape))
-        return batch, target
-
-    monkeypatch.setattr(SequenceBatches, "__getitems__", recording)
-    return shapes
 
 
 @pytest.fixture
