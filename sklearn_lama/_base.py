@@ -21,6 +21,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._inference import run_sorted
 from ._inputs import check_input, restore_adapter
+from ._nb_features import append_ratios, log_count_ratios, nb_columns
 from ._sklearn_compat import Interval, StrOptions
 from ._threads import resolve_threads, torch_threads
 from ._training import (
@@ -104,6 +105,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
     _common_constraints = {
         "embedding_dim": [Interval(Integral, 1, None, closed="left")],
         "freeze_embeddings": ["boolean"],
+        "embedding_dropout": [Interval(Real, 0, 1, closed="left")],
+        "nb_features": [Interval(Real, 0, None, closed="left")],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "optimizer": [StrOptions(set(OPTIMIZERS))],
@@ -135,6 +138,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         *,
         embedding_dim,
         freeze_embeddings,
+        embedding_dropout,
+        nb_features,
         max_epochs,
         batch_size,
         optimizer,
@@ -158,6 +163,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
     ):
         self.embedding_dim = embedding_dim
         self.freeze_embeddings = freeze_embeddings
+        self.embedding_dropout = embedding_dropout
+        self.nb_features = nb_features
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.optimizer = optimizer
@@ -200,13 +207,29 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self._check_batches(batches)
         return adapter, batches, y, tables
 
-    def _build_network(self, adapter, tables, n_classes):
+    def _nb_columns(self, adapter, n_classes):
+        """Naive Bayes columns appended to each table (0 without tables or when off)."""
+        if self.nb_features == 0 or adapter.kind != "sequences":
+            return 0
+        return nb_columns(n_classes)
+
+    def _build_network(self, adapter, tables, n_classes, ratios=None):
+        """The network; ``tables=None`` rebuilds one to receive trained weights."""
+        extra = self._nb_columns(adapter, n_classes)
+        if extra and tables is None:
+            tables = [
+                np.zeros((adapter.vocabulary_size, d + extra), np.float32)
+                for d in adapter.embedding_dims
+            ]
+        elif extra:
+            tables = append_ratios(tables, ratios, self.nb_features)
         lookup, sizes = adapter.lookup(tables, self.embedding_dim)
         input_size = sizes if self._combine == "tuple" else sum(sizes)
         return SequenceNetwork(
             self._build_core(input_size, n_classes),
             freeze=self.freeze_embeddings,
             combine=self._combine,
+            embedding_dropout=self.embedding_dropout,
             **lookup,
         )
 
@@ -324,7 +347,9 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
             # Continued training draws new batches and dropout masks: the seed
             # moves on with the number of epochs already trained.
             torch.manual_seed(seed + (len(previous["history"]) if resume else 0))
-            network = self._build_network(self.input_adapter_, tables, len(self.classes_))
+            network = self._build_network(
+                self.input_adapter_, tables, len(self.classes_), self._ratios(batches, view, split)
+            )
             net = make_net(self, network, split, callbacks, device)
             net.initialize()
             if resume:
@@ -336,6 +361,21 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         if net.interrupted_:
             self._warn_interrupted(split, epochs)
         return self
+
+    def _ratios(self, batches, view, split):
+        """Log-count ratios of the rows trained on (the held-out ones left out), or None."""
+        n_classes = len(self.classes_)
+        if not self._nb_columns(self.input_adapter_, n_classes):
+            return None
+        rows = np.arange(len(view)) if split is None else split.train_rows
+        return log_count_ratios(
+            batches,
+            view.index[rows],
+            view.y[rows],
+            view.weights[rows],
+            self.input_adapter_.vocabulary_size,
+            n_classes,
+        )
 
     def _warn_interrupted(self, split, epochs):
         kept = (

@@ -6,7 +6,7 @@ below (imbalanced-learn's idiom), so every class documents every parameter
 and the text exists once.
 """
 
-__all__ = ["Substitution", "TRAINING_PARAMETERS", "FITTED_ATTRIBUTES"]
+__all__ = ["FITTED_ATTRIBUTES", "NB_FEATURES", "Substitution", "TRAINING_PARAMETERS"]
 
 
 class Substitution:
@@ -134,3 +134,17 @@ FITTED_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,)
         Number of tokens per document, when fitted on a plain array.
     checkpoint_path_ : str or None
         The file the last fit wrote its checkpoints to (``checkpoint``)."""
+
+# ``NB_FEATURES.format(default=...)``: each classifier has its own default.
+NB_FEATURES = """nb_features : float, default={default}
+        Weight of the Naive Bayes features appended to every token vector when
+        ``X`` comes with embedding tables (the vectorizers' output): the
+        token's log-count ratio, how much more often the documents of a class
+        hold it than the others (Wang & Manning, 2012; one column for two
+        classes, else one per class), computed on the training documents
+        only (never on the held-out validation ones), standardised and scaled
+        to ``nb_features`` times the spread of the table's vectors, then
+        fine-tuned with them. Word vectors trained on a small corpus barely
+        separate "good" from "bad"; these columns carry what TF-IDF +
+        LogisticRegression learns from such a corpus. ``0`` gives the papers'
+        inputs (word vectors only)."""

@@ -56,6 +56,8 @@ _ESTIMATORS = {}
 _SCALARS = (type(None), bool, int, float, str)
 # Parameters that hold code: stored as None (documented with the parameter).
 _NOT_STORED = {"callbacks", "epoch_callback"}
+# Parameters added since format 2, with the value that behaves as before them.
+_ADDED_PARAMS = {"embedding_dropout": 0.0, "nb_features": 0.0}
 
 
 def register(cls):
@@ -417,7 +419,13 @@ def _decode_config(node):
     name = node["class"]
     if name not in _ESTIMATORS:
         raise ValueError(f"unknown estimator class {name!r}")
-    estimator = _ESTIMATORS[name](**{k: _decode_value(v) for k, v in node["params"].items()})
+    params = {k: _decode_value(v) for k, v in node["params"].items()}
+    # A file from before a parameter existed gets the value that behaves as
+    # that version did (its network has no extra columns, for instance).
+    for key, value in _ADDED_PARAMS.items():
+        if key in _ESTIMATORS[name]._get_param_names():
+            params.setdefault(key, value)
+    estimator = _ESTIMATORS[name](**params)
     estimator._validate_params()
     return estimator
 

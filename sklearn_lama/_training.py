@@ -6,16 +6,18 @@ import os
 
 import numpy as np
 import torch
+from sklearn.model_selection import StratifiedShuffleSplit
 from skorch import NeuralNetClassifier
 from skorch.callbacks import Checkpoint, EarlyStopping, EpochScoring, ProgressBar
-from skorch.dataset import ValidSplit
 from skorch.history import History
 from skorch.utils import TeeGenerator
+from torch.utils.data import Subset
 
 from ._batching import TrainingView, make_loader
 from ._persistence import check_writable, save_weights
 
 __all__ = [
+    "HoldOut",
     "INFERENCE_BATCH",
     "OPTIMIZERS",
     "PRECISIONS",
@@ -167,8 +169,29 @@ def training_view(batches, y, sample_weight, class_weight):
     return TrainingView(batches, index, y[index], weights.astype(np.float32))
 
 
+class HoldOut:
+    """A stratified hold-out split of the training rows, drawn once.
+
+    The rows are those skorch's ``ValidSplit(fraction, stratified=True,
+    random_state=seed)`` would hold out; drawing them up front lets the
+    training-set statistics (the Naive Bayes features) leave them out.
+
+    Attributes
+    ----------
+    train_rows, valid_rows : ndarray of int
+        Rows of the training view on each side.
+    """
+
+    def __init__(self, y, validation_fraction, seed):
+        splitter = StratifiedShuffleSplit(test_size=validation_fraction, random_state=seed)
+        self.train_rows, self.valid_rows = next(splitter.split(np.zeros(len(y)), y))
+
+    def __call__(self, dataset, y=None, groups=None):
+        return Subset(dataset, self.train_rows), Subset(dataset, self.valid_rows)
+
+
 def train_split(y, validation_fraction, seed):
-    """skorch's stratified hold-out split, or ``None`` when the data are too small."""
+    """The stratified :class:`HoldOut` split, or ``None`` when the data are too small."""
     n_valid = int(np.ceil(validation_fraction * len(y)))
     counts = np.bincount(y)
     n_classes = np.count_nonzero(counts)
@@ -183,7 +206,7 @@ def train_split(y, validation_fraction, seed):
         or len(y) - n_valid < n_classes
     ):
         return None
-    return ValidSplit(validation_fraction, stratified=True, random_state=seed)
+    return HoldOut(y, validation_fraction, seed)
 
 
 def fit_key(estimator, batches, y, sample_weight):

@@ -32,7 +32,8 @@ def test_two_embeddings_feed_the_two_roles(toy_corpus):
     pipe = _pipeline().fit(texts, labels)
     assert pipe.score(texts, labels) > 0.9
     lookups = pipe["clf"].net_.module_.lookups
-    assert [lookup.weight.shape[1] for lookup in lookups] == [8, 12]
+    # Each source's width plus its Naive Bayes column (two classes).
+    assert [lookup.weight.shape[1] for lookup in lookups] == [8 + 1, 12 + 1]
 
 
 def test_grid_search_over_a_source_parameter(toy_corpus):
@@ -41,7 +42,8 @@ def test_grid_search_over_a_source_parameter(toy_corpus):
         texts, labels
     )
     best = search.best_params_["emb__cbow__vector_size"]
-    assert search.best_estimator_["clf"].net_.module_.lookups[0].weight.shape[1] == best
+    # The source's width plus its Naive Bayes column (two classes).
+    assert search.best_estimator_["clf"].net_.module_.lookups[0].weight.shape[1] == best + 1
 
 
 def test_one_table_is_used_in_both_roles(toy_corpus):

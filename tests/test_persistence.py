@@ -292,7 +292,7 @@ def _damaged_files(good):
         "newer": edited(lambda p: p.update(format_version=3)),
         "old-format": old_format(),
         "other-version": edited(
-            lambda p: (step(p, 1)["state"].pop("input"), p.update(library_version="0.3.0"))
+            lambda p: (step(p, 1)["state"].pop("input"), p.update(library_version="0.9.0"))
         ),
         "flipped-header": flipped(40),
         "flipped-early": flipped(len(data) // 3),
@@ -325,7 +325,7 @@ def test_bad_files_are_a_value_error_naming_the_path(fitted, tmp_path):
     assert "saved by sklearn_lama 0.1.0 in weights format 1" in _load_error(
         tmp_path / "old-format.pt"
     )
-    assert "saved by sklearn_lama 0.3.0" in _load_error(tmp_path / "other-version.pt")
+    assert "saved by sklearn_lama 0.9.0" in _load_error(tmp_path / "other-version.pt")
     for name in (
         "truncated",
         "flipped-header",
@@ -708,3 +708,20 @@ def test_each_fit_of_a_grid_search_writes_its_own_checkpoint(tmp_path):
     np.testing.assert_array_equal(
         saved.predict_proba(IDS), search.best_estimator_.predict_proba(IDS)
     )
+
+
+def test_file_from_before_nb_features_loads_as_it_was(toy_corpus, tmp_path):
+    # A 0.2.0 file has neither parameter; its network has no Naive Bayes columns.
+    texts, labels = toy_corpus
+    before = make_pipeline("lama", max_epochs=2, nb_features=0.0, embedding_dropout=0.0)
+    before.fit(texts, labels)
+    path = tmp_path / "model.pt"
+    save_weights(before, path)
+    payload = _payload(path)
+    params = payload["estimator"]["steps"][1][1]["params"]
+    del params["nb_features"], params["embedding_dropout"]
+    payload["library_version"] = "0.2.0"
+    path.write_bytes(_file_bytes(payload))
+    loaded = load_weights(path)
+    assert loaded[-1].nb_features == 0.0 and loaded[-1].embedding_dropout == 0.0
+    np.testing.assert_array_equal(loaded.predict_proba(texts), before.predict_proba(texts))
