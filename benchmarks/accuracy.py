@@ -55,6 +55,8 @@ PREVIOUS = {
         "clf__dropout": 0.4,
         "clf__max_epochs": 20,
         "clf__patience": 5,
+        "clf__embedding_dropout": 0.0,
+        "clf__nb_features": 0.0,
     },
     "fcsr": {
         **{f"emb__{k}": v for k, v in _PREVIOUS_WORD2VEC.items()},
@@ -62,6 +64,8 @@ PREVIOUS = {
         "clf__dropout": 0.3,
         "clf__max_epochs": 20,
         "clf__patience": 5,
+        "clf__embedding_dropout": 0.0,
+        "clf__nb_features": 0.0,
     },
     "duo": {
         **{
@@ -77,6 +81,8 @@ PREVIOUS = {
         "clf__max_epochs": 20,
         "clf__patience": 5,
         "clf__positions": None,
+        "clf__embedding_dropout": 0.0,
+        "clf__nb_features": 0.0,
     },
 }
 

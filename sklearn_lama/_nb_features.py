@@ -76,8 +76,11 @@ def append_ratios(tables, ratios, weight):
     """Each table with the ratios appended, scaled to ``weight`` times the table's spread.
 
     A table's spread is the standard deviation of its word vectors' entries,
-    so the ratio columns weigh the same against any embedding size.
+    so the ratio columns weigh the same against any embedding size; with
+    ``k`` columns each is scaled by ``weight / sqrt(k)``, so that the block
+    weighs the same whatever the number of classes.
     """
+    weight = weight / np.sqrt(ratios.shape[1])
     appended = []
     for table in tables:
         table = np.asarray(table, np.float32)

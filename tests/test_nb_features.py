@@ -122,3 +122,13 @@ def test_embedding_dropout_acts_only_while_training():
         network.train()
         dropped = network.embed(lengths, ids=ids)[0]
     assert (dropped == 0).any() and not torch.equal(dropped, table[[1, 2, 3]][None])
+
+
+def test_the_ratio_block_weighs_the_same_for_any_number_of_classes():
+    rng = np.random.RandomState(0)
+    table = rng.normal(size=(50, 8))
+    for k in (1, 4, 9):
+        ratios = rng.normal(size=(50, k)).astype(np.float32)
+        (appended,) = append_ratios([table], ratios / ratios[2:].std(axis=0), 2.0)
+        block = appended[2:, 8:]
+        assert np.sum(block.std(axis=0) ** 2) == pytest.approx(4.0 * table[2:].std() ** 2, rel=1e-4)
