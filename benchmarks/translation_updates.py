@@ -1,0 +1,79 @@
+"""Validation perplexity of a translator after a fixed number of updates, whatever the machine's load.
+
+The ``translation`` part compares models at equal wall-clock time, which on a shared machine mixes
+what a model learns per update with how many updates the load left it. This script takes the
+part's full-size configuration on English → French gettext messages and measures the first: it
+trains for ``--evals`` rounds of ``--updates`` updates each (one torch thread) and prints, as one
+JSON line, the validation perplexity after each round (the 10 % of the training pairs held out).
+
+Usage::
+
+    python -m benchmarks.translation_updates 1111               # Duo: the four flags on
+    python -m benchmarks.translation_updates 0000               # the Transformer
+    python -m benchmarks.translation_updates 1111 --fusion-lr-factor 1
+"""
+
+import argparse
+import json
+import os
+import time
+
+import torch
+
+from sklearn_lama import DuoTranslator, _translator
+from sklearn_lama.datasets import load_gettext
+
+from .translation import FLAGS, SIZES
+
+
+class _Rounds(DuoTranslator):
+    """A translator whose training "epochs" are rounds of at most ``updates`` batches."""
+
+    updates = 100
+
+    def _batches(self, src, tgt, shuffle):
+        for i, batch in enumerate(super()._batches(src, tgt, shuffle)):
+            if shuffle and i >= self.updates:
+                return
+            yield batch
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("flags", help="meta_embeddings, weight_sharing, duo_norm, fusion as 0/1")
+    parser.add_argument("--updates", type=int, default=100, help="updates per round")
+    parser.add_argument("--evals", type=int, default=4, help="rounds")
+    parser.add_argument("--fusion-lr-factor", type=float, default=_translator.FUSION_LR_FACTOR)
+    parser.add_argument("--random-state", type=int, default=0)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    _translator.FUSION_LR_FACTOR = args.fusion_lr_factor
+    flags = {flag: bit == "1" for flag, bit in zip(FLAGS, args.flags)}
+    bunch = load_gettext("fr")
+    model = _Rounds(
+        **SIZES["full"]["model"],
+        **flags,
+        max_epochs=args.evals,
+        n_iter_no_change=None,
+        random_state=args.random_state,
+    )
+    model.updates = args.updates
+    load, start = os.getloadavg()[0], time.perf_counter()
+    model.fit(bunch.data, bunch.target)
+    result = {
+        "flags": flags,
+        "fusion_lr_factor": args.fusion_lr_factor,
+        "random_state": args.random_state,
+        "n_parameters": model.n_parameters_,
+        "updates": [h["steps"] for h in model.history_],
+        "valid_perplexity": [round(h["valid_perplexity"], 2) for h in model.history_],
+        "seconds": [round(h["seconds"], 1) for h in model.history_],
+        "wall_s": round(time.perf_counter() - start, 1),
+        "load_start": round(load, 2),
+        "load_end": round(os.getloadavg()[0], 2),
+    }
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
