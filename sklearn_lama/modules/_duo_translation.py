@@ -18,8 +18,8 @@ paper's four changes to the Transformer, the steps of its ablation (Table 6), ar
     own stream.
 ``fusion``
     The output layer is tied to the target embeddings through a learned projection of their
-    concatenation (§3.3); off, it is tied to the embeddings themselves (Press & Wolf, as the
-    vanilla Transformer).
+    concatenation (§3.3), starting at the identity; off, it is tied to the embeddings themselves
+    (Press & Wolf, as the vanilla Transformer).
 
 With all four off there is one stream and the module is the post-norm Transformer "base" layout of
 Vaswani et al. (sinusoidal positions, embeddings scaled by ``sqrt(d_model)``, ReLU feed-forwards,
