@@ -18,7 +18,6 @@ from sklearn_lama._subwords import (
     protect_placeholders,
     restore_placeholders,
 )
-from sklearn_lama._translator import FUSION_LR_FACTOR
 
 VERBS = [("open", "ouvrir"), ("close", "fermer"), ("delete", "supprimer"), ("save", "enregistrer")]
 NOUNS = [("the file", "le fichier"), ("the window", "la fenêtre"), ("the folder", "le dossier")]
@@ -221,25 +220,3 @@ def test_missing_optional_dependency_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "sentencepiece", None)
     with pytest.raises(ImportError, match=r"sklearn-lama\[translation\]"):
         DuoTranslator(**SMALL).fit(EN * 3, FR * 3)
-
-
-@pytest.mark.parametrize("fusion", [False, True])
-def test_fusion_projection_takes_larger_steps(fusion):
-    """One Adam step moves every weight by its learning rate: the fusion projection by more.
-
-    The first step of Adam moves each entry with a non-zero gradient by exactly the step's learning
-    rate (``learning_rate / warmup_steps`` at step 1). The fusion projection starts at the identity
-    and a LayerNorm bias at 0: the largest change of each after one step is its learning rate.
-    """
-    lr, warmup = 1e-3, 10
-    params = {**SMALL, "learning_rate": lr, "warmup_steps": warmup, "max_epochs": 1}
-    model = DuoTranslator(**params, fusion=fusion, max_tokens=10_000).fit(EN, FR)
-    assert model.history_[-1]["steps"] == 1
-    module = model.module_
-    bias = module.decoder[0].norms[0].norm_s.bias.detach()
-    np.testing.assert_allclose(bias.abs().max(), lr / warmup, rtol=1e-3)
-    if fusion:
-        moved = (module.fusion.detach() - torch.eye(module.fusion.shape[0])).abs().max()
-        np.testing.assert_allclose(moved, FUSION_LR_FACTOR * lr / warmup, rtol=1e-3)
-    else:
-        assert module.fusion is None
