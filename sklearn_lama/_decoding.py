@@ -13,7 +13,7 @@ __all__ = ["beam_search", "greedy_search"]
 
 
 def _next_log_probs(module, tokens, memory, memory_mask):
-    logits = module.decode(tokens, memory, memory_mask)[:, -1].float()
+    logits = module.decode(tokens, memory, memory_mask, last_only=True)[:, -1].float()
     # Padding and BOS are never outputs; blocking them keeps them out of every hypothesis.
     logits[:, PAD_ID] = float("-inf")
     logits[:, BOS_ID] = float("-inf")

@@ -173,3 +173,28 @@ def test_pretrained_source_tables():
     assert [e.weight.shape[1] for e in model.src_embeddings] == [5, 7]
     torch.testing.assert_close(model.src_embeddings[1].weight.detach(), torch.as_tensor(tables[1]))
     assert model(ids((2, 4)), ids((2, 3))).shape == (2, 3, 11)
+
+
+@pytest.mark.parametrize("fusion", [False, True])
+def test_logits_are_the_tied_output_layer(fusion):
+    """The output layer is ``output_weights()`` whatever order the products are taken in.
+
+    A non-symmetric fusion matrix catches a transposed or misplaced projection; ``last_only``
+    gives the last position of the full result.
+    """
+    model = make(fusion=fusion)
+    if fusion:
+        with torch.no_grad():
+            model.fusion.add_(0.1 * torch.randn_like(model.fusion))
+    src, tgt = ids((2, 5)), ids((2, 4))
+    with torch.no_grad():
+        memory, memory_mask = model.encode(src)
+        streams = model._embed(model.tgt_embeddings, tgt)
+        for layer in model.decoder:
+            streams = layer(streams, memory, tgt != 0, memory_mask)
+        expected = torch.cat(streams, dim=-1) @ model.output_weights().T
+        logits = model.decode(tgt, memory, memory_mask)
+        last = model.decode(tgt, memory, memory_mask, last_only=True)
+    torch.testing.assert_close(logits, expected, rtol=1e-5, atol=1e-5)
+    assert last.shape == (2, 1, 11)
+    torch.testing.assert_close(last, logits[:, -1:], rtol=1e-5, atol=1e-5)

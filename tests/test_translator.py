@@ -89,7 +89,7 @@ class _Scripted(torch.nn.Module):
     def encode(self, src):
         return (torch.zeros(src.shape[0], 1, 1),), torch.ones(src.shape[0], 1, dtype=torch.bool)
 
-    def decode(self, tokens, memory, memory_mask):
+    def decode(self, tokens, memory, memory_mask, last_only=False):
         probs = torch.full((tokens.shape[0], 6), 1e-4)
         for row, prefix in enumerate(tokens.tolist()):
             if prefix == [BOS_ID]:
@@ -98,7 +98,7 @@ class _Scripted(torch.nn.Module):
                 probs[row, 3], probs[row, 4], probs[row, 5] = 0.28, 0.37, 0.35
             else:
                 probs[row, EOS_ID] = 0.99
-        return probs.log().unsqueeze(1).expand(-1, tokens.shape[1], -1)
+        return probs.log().unsqueeze(1).expand(-1, 1 if last_only else tokens.shape[1], -1)
 
 
 def test_beam_search_beats_greedy_where_greedy_is_short_sighted():

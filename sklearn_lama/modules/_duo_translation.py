@@ -18,8 +18,8 @@ paper's four changes to the Transformer, the steps of its ablation (Table 6), ar
     own stream.
 ``fusion``
     The output layer is tied to the target embeddings through a learned projection of their
-    concatenation (§3.3); off, it is tied to the embeddings themselves (Press & Wolf, as the
-    vanilla Transformer).
+    concatenation (§3.3), starting at the identity; off, it is tied to the embeddings themselves
+    (Press & Wolf, as the vanilla Transformer).
 
 With all four off there is one stream and the module is the post-norm Transformer "base" layout of
 Vaswani et al. (sinusoidal positions, embeddings scaled by ``sqrt(d_model)``, ReLU feed-forwards,
@@ -373,13 +373,26 @@ class DuoTranslationModule(nn.Module):
         weights = torch.cat([e.weight for e in self.tgt_embeddings], dim=-1)
         return weights if self.fusion is None else weights @ self.fusion
 
-    def decode(self, tgt_ids, memory, memory_mask):
-        """Next-token logits ``(B, Tt, tgt_vocab_size)`` for the target prefixes ``(B, Tt)``."""
+    def decode(self, tgt_ids, memory, memory_mask, last_only=False):
+        """Next-token logits ``(B, Tt, tgt_vocab_size)`` for the target prefixes ``(B, Tt)``.
+
+        With ``last_only`` only those of the last position, ``(B, 1, tgt_vocab_size)``, which is
+        all that decoding needs (the output layer is the largest product of the model).
+        """
         streams = self._embed(self.tgt_embeddings, tgt_ids)
         mask = tgt_ids != 0
         for layer in self.decoder:
             streams = layer(streams, memory, mask, memory_mask)
-        return torch.cat(streams, dim=-1) @ self.output_weights().T
+        hidden = torch.cat(streams, dim=-1)
+        if last_only:
+            hidden = hidden[:, -1:]
+        tables = torch.cat([e.weight for e in self.tgt_embeddings], dim=-1)
+        if self.fusion is not None:
+            # (tables @ fusion).T == fusion.T @ tables.T: projecting the B*Tt hidden states costs
+            # B*Tt*(2d)^2 products where projecting the vocabulary, output_weights(), costs
+            # V*(2d)^2, several times more per training batch and per decoding step.
+            hidden = hidden @ self.fusion.T
+        return hidden @ tables.T
 
     def forward(self, src_ids, tgt_ids):
         """Teacher-forced logits: position ``t`` predicts token ``t + 1`` from tokens ``<= t``."""
