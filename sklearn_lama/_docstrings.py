@@ -144,7 +144,8 @@ NB_FEATURES = """nb_features : float, default={default}
         classes, else one per class), computed on the training documents
         only (never on the held-out validation ones), standardised and scaled
         to ``nb_features`` times the spread of the table's vectors (divided by
-        the square root of the number of columns), then fine-tuned with them. Word vectors trained on a small corpus barely
-        separate "good" from "bad"; these columns carry what TF-IDF +
-        LogisticRegression learns from such a corpus. ``0`` gives the papers'
+        the square root of the number of columns), then fine-tuned with them.
+        Word vectors trained on a small corpus barely separate "good" from
+        "bad"; these columns carry what TF-IDF + LogisticRegression learns
+        from such a corpus. ``0`` gives the papers'
         inputs (word vectors only)."""

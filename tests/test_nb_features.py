@@ -131,4 +131,5 @@ def test_the_ratio_block_weighs_the_same_for_any_number_of_classes():
         ratios = rng.normal(size=(50, k)).astype(np.float32)
         (appended,) = append_ratios([table], ratios / ratios[2:].std(axis=0), 2.0)
         block = appended[2:, 8:]
-        assert np.sum(block.std(axis=0) ** 2) == pytest.approx(4.0 * table[2:].std() ** 2, rel=1e-4)
+        expected = 4.0 * table[2:].std() ** 2
+        assert np.sum(block.std(axis=0) ** 2) == pytest.approx(expected, rel=1e-4)
