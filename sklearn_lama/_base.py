@@ -347,9 +347,14 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
             # Continued training draws new batches and dropout masks: the seed
             # moves on with the number of epochs already trained.
             torch.manual_seed(seed + (len(previous["history"]) if resume else 0))
-            network = self._build_network(
-                self.input_adapter_, tables, len(self.classes_), self._ratios(batches, view, split)
-            )
+            if resume:
+                # Only the shapes matter: the trained weights are restored below.
+                network = self._build_network(self.input_adapter_, None, len(self.classes_))
+            else:
+                ratios = self._ratios(batches, view, split)
+                network = self._build_network(
+                    self.input_adapter_, tables, len(self.classes_), ratios
+                )
             net = make_net(self, network, split, callbacks, device)
             net.initialize()
             if resume:

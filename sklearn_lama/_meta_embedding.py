@@ -6,10 +6,10 @@ import numpy as np
 from sklearn.base import TransformerMixin, clone
 
 from ._persistence import register
-from ._sequences import OOV_ID
+from ._sequences import N_RESERVED, OOV_ID
 from ._sklearn_compat import _BaseComposition
 from ._text import build_analyzer, check_documents
-from ._vectorizer import N_RESERVED, TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin
+from ._vectorizer import TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin
 
 __all__ = ["MetaEmbeddingTransformer"]
 

@@ -11,12 +11,9 @@ weigh words by it from the first epoch.
 import numpy as np
 import scipy.sparse as sp
 
-from ._sequences import OOV_ID
+from ._sequences import N_RESERVED
 
 __all__ = ["append_ratios", "log_count_ratios", "nb_columns"]
-
-# Rows 0 (padding) and 1 (out-of-vocabulary) of every table.
-_N_RESERVED = OOV_ID + 1
 
 
 def nb_columns(n_classes):
@@ -68,7 +65,7 @@ def log_count_ratios(batches, docs, y, weights, vocabulary_size, n_classes, alph
         q = counts.sum(axis=0) - counts[c] + alpha
         ratios[:, column] = np.log(p / p.sum()) - np.log(q / q.sum())
     ratios[0] = 0.0
-    scale = ratios[_N_RESERVED:].std(axis=0) if vocabulary_size > _N_RESERVED else 0.0
+    scale = ratios[N_RESERVED:].std(axis=0) if vocabulary_size > N_RESERVED else 0.0
     return (ratios / np.where(scale > 0, scale, 1.0)).astype(np.float32)
 
 
@@ -84,7 +81,7 @@ def append_ratios(tables, ratios, weight):
     appended = []
     for table in tables:
         table = np.asarray(table, np.float32)
-        words = table[_N_RESERVED:]
+        words = table[N_RESERVED:]
         spread = float(words.std()) if words.size else 1.0
         appended.append(np.hstack([table, ratios * (weight * (spread or 1.0))]))
     return appended

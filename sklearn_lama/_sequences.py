@@ -8,6 +8,7 @@ __all__ = ["TokenSequences"]
 
 PAD_ID = 0
 OOV_ID = 1
+N_RESERVED = 2  # rows 0 (padding) and 1 (out-of-vocabulary) of every table
 
 
 class TokenSequences:

@@ -11,14 +11,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._persistence import register
-from ._sequences import OOV_ID, TokenSequences
+from ._sequences import N_RESERVED, OOV_ID, TokenSequences
 from ._sklearn_compat import Interval, StrOptions, _fit_context
 from ._text import build_analyzer, check_documents, encode_documents, iter_documents
 from ._vector_files import FORMATS, load_vectors, resolve_pretrained
 
 __all__ = ["Word2VecVectorizer"]
 
-N_RESERVED = 2  # rows 0 (padding) and 1 (out-of-vocabulary) of every table
 # Stands for every word rarer than min_count when training with oov="token"; no
 # tokenizer of text produces the NUL characters.
 _RARE = "\0rare\0"
