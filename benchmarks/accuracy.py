@@ -57,6 +57,7 @@ PREVIOUS = {
         "clf__patience": 5,
         "clf__embedding_dropout": 0.0,
         "clf__nb_features": 0.0,
+        "clf__ema_horizon": 0.0,
     },
     "fcsr": {
         **{f"emb__{k}": v for k, v in _PREVIOUS_WORD2VEC.items()},
@@ -66,6 +67,7 @@ PREVIOUS = {
         "clf__patience": 5,
         "clf__embedding_dropout": 0.0,
         "clf__nb_features": 0.0,
+        "clf__ema_horizon": 0.0,
     },
     "duo": {
         **{
@@ -83,6 +85,7 @@ PREVIOUS = {
         "clf__positions": None,
         "clf__embedding_dropout": 0.0,
         "clf__nb_features": 0.0,
+        "clf__ema_horizon": 0.0,
     },
 }
 

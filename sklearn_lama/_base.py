@@ -27,6 +27,7 @@ from ._threads import resolve_threads, torch_threads
 from ._training import (
     OPTIMIZERS,
     PRECISIONS,
+    averaging_decay,
     build_callbacks,
     checkpoint_template,
     fit_key,
@@ -116,6 +117,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "patience": [Interval(Integral, 1, None, closed="left")],
+        "ema_horizon": [Interval(Real, 0, None, closed="left")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "callbacks": [list, None],
         "warm_start": ["boolean"],
@@ -149,6 +151,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         early_stopping,
         validation_fraction,
         patience,
+        ema_horizon,
         class_weight,
         callbacks,
         warm_start,
@@ -174,6 +177,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.patience = patience
+        self.ema_horizon = ema_horizon
         self.class_weight = class_weight
         self.callbacks = callbacks
         self.warm_start = warm_start
@@ -341,7 +345,11 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         if self.checkpoint is not None:
             key = fit_key(self, batches, y_encoded, sample_weight)
             self.checkpoint_path_ = checkpoint_template(self.checkpoint, key)
-        callbacks = build_callbacks(self, split, self.checkpoint_path_)
+        averaging = 0.0
+        if epochs is None and self.ema_horizon > 0:
+            n_train = len(view) if split is None else len(split.train_rows)
+            averaging = averaging_decay(self.ema_horizon, n_train, self.batch_size)
+        callbacks = build_callbacks(self, split, self.checkpoint_path_, averaging)
         cuda_devices = [device] if device.type == "cuda" else []
         with torch.random.fork_rng(devices=cuda_devices):
             # Continued training draws new batches and dropout masks: the seed

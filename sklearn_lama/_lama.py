@@ -108,6 +108,9 @@ class LAMAClassifier(BaseSequenceClassifier):
     .. [2] Wang, S. and Manning, C. D. "Baselines and Bigrams: Simple, Good
        Sentiment and Topic Classification." ACL 2012 (the Naive Bayes
        log-count ratios of ``nb_features``).
+    .. [3] Polyak, B. T. and Juditsky, A. B. "Acceleration of Stochastic
+       Approximation by Averaging." SIAM Journal on Control and Optimization
+       30(4), 1992 (the weight average of ``ema_horizon``).
 
     Examples
     --------
@@ -163,6 +166,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         early_stopping=True,
         validation_fraction=0.1,
         patience=5,
+        ema_horizon=0.5,
         class_weight=None,
         callbacks=None,
         warm_start=False,
@@ -199,6 +203,7 @@ class LAMAClassifier(BaseSequenceClassifier):
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             patience=patience,
+            ema_horizon=ema_horizon,
             class_weight=class_weight,
             callbacks=callbacks,
             warm_start=warm_start,

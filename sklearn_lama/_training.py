@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from sklearn.model_selection import StratifiedShuffleSplit
 from skorch import NeuralNetClassifier
-from skorch.callbacks import Checkpoint, EarlyStopping, EpochScoring, ProgressBar
+from skorch.callbacks import Callback, Checkpoint, EarlyStopping, EpochScoring, ProgressBar
 from skorch.history import History
 from skorch.utils import TeeGenerator
 from torch.utils.data import Subset
@@ -22,7 +22,9 @@ __all__ = [
     "OPTIMIZERS",
     "PRECISIONS",
     "PenalisedNet",
+    "WeightAveraging",
     "WeightsCheckpoint",
+    "averaging_decay",
     "build_callbacks",
     "checkpoint_template",
     "fit_key",
@@ -225,6 +227,82 @@ def fit_key(estimator, batches, y, sample_weight):
     return digest.hexdigest()[:12]
 
 
+class WeightAveraging(Callback):
+    """An exponential moving average of the weights, validated and kept in their place.
+
+    The average starts from the weights training starts from and, after
+    every training step, moves towards the trained weights by ``1 - decay``
+    (Polyak averaging). Each epoch's validation runs on the average, and at
+    the epoch's end the network holds it: early stopping's choice of the
+    best epoch, checkpoints and the weights the estimator keeps are
+    averages. The next epoch trains on from the optimiser's own weights.
+    Only trainable parameters are averaged.
+    """
+
+    def __init__(self, decay):
+        self.decay = decay
+
+    def initialize(self):
+        self.average_ = None
+        self.trained_ = None
+        return self
+
+    def _parameters(self, net):
+        return [p for p in net.module_.parameters() if p.requires_grad]
+
+    def on_train_begin(self, net, **kwargs):
+        self.average_ = [p.detach().clone() for p in self._parameters(net)]
+        self.trained_ = None
+
+    def on_epoch_begin(self, net, **kwargs):
+        if self.trained_ is not None:
+            with torch.no_grad():
+                for p, trained in zip(self._parameters(net), self.trained_):
+                    p.copy_(trained)
+            self.trained_ = None
+
+    def on_batch_begin(self, net, training=False, **kwargs):
+        if not training:
+            self._swap_in(net)
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        if training:
+            with torch.no_grad():
+                for average, p in zip(self.average_, self._parameters(net)):
+                    average.lerp_(p.detach(), 1 - self.decay)
+
+    def on_epoch_end(self, net, **kwargs):
+        # Without validation batches the epoch's end is the first place to swap.
+        self._swap_in(net)
+
+    def on_train_end(self, net, **kwargs):
+        if self.average_ is not None:
+            self._swap_in(net)
+        # The copies are not part of the model: a pickled estimator stays its size.
+        self.average_ = self.trained_ = None
+
+    def _swap_in(self, net):
+        """Put the average into the network, keeping the trained weights aside."""
+        if self.trained_ is not None:
+            return
+        parameters = self._parameters(net)
+        with torch.no_grad():
+            self.trained_ = [p.detach().clone() for p in parameters]
+            for p, average in zip(parameters, self.average_):
+                p.copy_(average)
+
+
+def averaging_decay(horizon, n_documents, batch_size):
+    """The per-step decay of an average over ``horizon`` epochs of ``n_documents``.
+
+    ``1 - 1 / (horizon * steps)`` with ``ceil(n_documents / batch_size)``
+    steps per epoch, so that the average spans the same share of an epoch
+    on any corpus; 0 (no averaging) when that spans less than one step.
+    """
+    steps = -(-n_documents // batch_size)
+    return max(0.0, 1.0 - 1.0 / (horizon * steps))
+
+
 class WeightsCheckpoint(Checkpoint):
     """skorch's :class:`~skorch.callbacks.Checkpoint`, writing weights-only files.
 
@@ -263,8 +341,12 @@ def checkpoint_template(path, key):
     return path.replace("{fit}", key)
 
 
-def build_callbacks(estimator, split, checkpoint):
-    """The net's callbacks: the user's, progress, checkpoint, early stopping, the model's own."""
+def build_callbacks(estimator, split, checkpoint, averaging=0.0):
+    """The net's callbacks: the user's, progress, averaging, checkpoint, early stopping, its own.
+
+    ``averaging`` is the per-step decay of the weight average
+    (:class:`WeightAveraging`); 0 leaves it out.
+    """
     callbacks = list(estimator.callbacks or [])
     if estimator.verbose:
         callbacks.append(ProgressBar())
@@ -272,6 +354,9 @@ def build_callbacks(estimator, split, checkpoint):
     callbacks.append(
         EpochScoring("accuracy", name="train_acc", on_train=True, lower_is_better=False)
     )
+    if averaging:
+        # Before the checkpoint and early stopping, which must see the average.
+        callbacks.append(WeightAveraging(averaging))
     if checkpoint is not None:
         callbacks.append(
             WeightsCheckpoint(

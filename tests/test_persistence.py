@@ -710,18 +710,26 @@ def test_each_fit_of_a_grid_search_writes_its_own_checkpoint(tmp_path):
     )
 
 
-def test_file_from_before_nb_features_loads_as_it_was(toy_corpus, tmp_path):
-    # A 0.2.0 file has neither parameter; its network has no Naive Bayes columns.
+@pytest.mark.parametrize(
+    "version, added",
+    [("0.2.0", ["nb_features", "embedding_dropout", "ema_horizon"]), ("0.3.0", ["ema_horizon"])],
+)
+def test_file_from_before_a_parameter_loads_as_it_was(version, added, toy_corpus, tmp_path):
+    # A file of an older version lacks the parameters added since; the values
+    # it loads with (0: no Naive Bayes columns, no dropout, no averaging) are
+    # those of how it was trained.
     texts, labels = toy_corpus
-    before = make_pipeline("lama", max_epochs=2, nb_features=0.0, embedding_dropout=0.0)
+    off = {"nb_features": 0.0, "embedding_dropout": 0.0, "ema_horizon": 0.0}
+    before = make_pipeline("lama", max_epochs=2, **off)
     before.fit(texts, labels)
     path = tmp_path / "model.pt"
     save_weights(before, path)
     payload = _payload(path)
     params = payload["estimator"]["steps"][1][1]["params"]
-    del params["nb_features"], params["embedding_dropout"]
-    payload["library_version"] = "0.2.0"
+    for name in added:
+        del params[name]
+    payload["library_version"] = version
     path.write_bytes(_file_bytes(payload))
     loaded = load_weights(path)
-    assert loaded[-1].nb_features == 0.0 and loaded[-1].embedding_dropout == 0.0
+    assert {name: getattr(loaded[-1], name) for name in added} == {name: 0.0 for name in added}
     np.testing.assert_array_equal(loaded.predict_proba(texts), before.predict_proba(texts))
