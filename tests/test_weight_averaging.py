@@ -55,12 +55,18 @@ def test_decay_spans_the_horizon_in_epochs(horizon, n_documents, batch_size, dec
     assert averaging_decay(horizon, n_documents, batch_size) == pytest.approx(decay)
 
 
-def test_validation_sees_the_average_and_training_resumes_from_its_weights():
+def _one_step():
+    """A net that started at 0 and took one step to 4, and its average (decay 0.5)."""
     net = _fake_net(0.0)
     averaging = WeightAveraging(0.5).initialize()
     averaging.on_train_begin(net)
     _set(net, 4.0)
     averaging.on_batch_end(net, training=True)
+    return net, averaging
+
+
+def test_validation_sees_the_average_and_training_resumes_from_its_weights():
+    net, averaging = _one_step()
     average = float(averaging.average_[0])
     assert average not in (0.0, 4.0)
 
@@ -75,21 +81,13 @@ def test_validation_sees_the_average_and_training_resumes_from_its_weights():
 
 
 def test_without_validation_the_epoch_end_sees_the_average():
-    net = _fake_net(0.0)
-    averaging = WeightAveraging(0.5).initialize()
-    averaging.on_train_begin(net)
-    _set(net, 4.0)
-    averaging.on_batch_end(net, training=True)
+    net, averaging = _one_step()
     averaging.on_epoch_end(net)
     assert _value(net) == pytest.approx(float(averaging.average_[0]))
 
 
 def test_training_ends_on_the_average_and_drops_the_copies():
-    net = _fake_net(0.0)
-    averaging = WeightAveraging(0.5).initialize()
-    averaging.on_train_begin(net)
-    _set(net, 4.0)
-    averaging.on_batch_end(net, training=True)
+    net, averaging = _one_step()
     average = float(averaging.average_[0])
     averaging.on_train_end(net)  # e.g. interrupted in the middle of an epoch
     assert _value(net) == pytest.approx(average)
