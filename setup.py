@@ -45,6 +45,8 @@ setup(
             "distributed>=2023.1",
             "sentencepiece>=0.1.99",
             "sacrebleu>=2.0",
+            # tests/test_conventions.py reads the docstrings with numpydoc's parser.
+            "numpydoc>=1.6",
         ],
         "docs": [
             "sphinx>=7",
