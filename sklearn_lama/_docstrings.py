@@ -6,7 +6,13 @@ below (imbalanced-learn's idiom), so every class documents every parameter
 and the text exists once.
 """
 
-__all__ = ["FITTED_ATTRIBUTES", "NB_FEATURES", "Substitution", "TRAINING_PARAMETERS"]
+__all__ = [
+    "FITTED_ATTRIBUTES",
+    "NB_FEATURES",
+    "SHARED_REFERENCES",
+    "Substitution",
+    "TRAINING_PARAMETERS",
+]
 
 
 class Substitution:
@@ -163,3 +169,11 @@ NB_FEATURES = """nb_features : float, default={default}
         "bad"; these columns carry what TF-IDF + LogisticRegression learns
         from such a corpus. ``0`` gives the papers'
         inputs (word vectors only)."""
+
+# References [2] and [3] of every classifier (each has its paper as [1]).
+SHARED_REFERENCES = """.. [2] Wang, S. and Manning, C. D. "Baselines and Bigrams: Simple, Good
+       Sentiment and Topic Classification." ACL 2012 (the Naive Bayes
+       log-count ratios of ``nb_features``).
+    .. [3] Polyak, B. T. and Juditsky, A. B. "Acceleration of Stochastic
+       Approximation by Averaging." SIAM Journal on Control and Optimization
+       30(4), 1992 (the weight average of ``ema_horizon``)."""

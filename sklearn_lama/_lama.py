@@ -4,7 +4,13 @@ from numbers import Integral, Real
 
 from ._base import BaseSequenceClassifier
 from ._batching import MAX_BATCH_TOKENS
-from ._docstrings import FITTED_ATTRIBUTES, NB_FEATURES, TRAINING_PARAMETERS, Substitution
+from ._docstrings import (
+    FITTED_ATTRIBUTES,
+    NB_FEATURES,
+    SHARED_REFERENCES,
+    TRAINING_PARAMETERS,
+    Substitution,
+)
 from ._persistence import register
 from ._sklearn_compat import Interval, StrOptions
 from ._training import INFERENCE_BATCH
@@ -17,6 +23,7 @@ __all__ = ["LAMAClassifier"]
 @Substitution(
     training_parameters=TRAINING_PARAMETERS,
     fitted_attributes=FITTED_ATTRIBUTES,
+    shared_references=SHARED_REFERENCES,
     nb_features=NB_FEATURES.format(default="3.0"),
 )
 class LAMAClassifier(BaseSequenceClassifier):
@@ -105,12 +112,7 @@ class LAMAClassifier(BaseSequenceClassifier):
     ----------
     .. [1] Mehta, S. and Rangwala, H. "Compact Multi-Head Self-Attention for
        Learning Supervised Text Representations."
-    .. [2] Wang, S. and Manning, C. D. "Baselines and Bigrams: Simple, Good
-       Sentiment and Topic Classification." ACL 2012 (the Naive Bayes
-       log-count ratios of ``nb_features``).
-    .. [3] Polyak, B. T. and Juditsky, A. B. "Acceleration of Stochastic
-       Approximation by Averaging." SIAM Journal on Control and Optimization
-       30(4), 1992 (the weight average of ``ema_horizon``).
+    %(shared_references)s
 
     Examples
     --------
