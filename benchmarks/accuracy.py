@@ -57,6 +57,7 @@ PREVIOUS = {
         "clf__patience": 5,
         "clf__embedding_dropout": 0.0,
         "clf__nb_features": 0.0,
+        "clf__nb_bigrams": 0.0,
         "clf__ema_horizon": 0.0,
     },
     "fcsr": {
@@ -67,6 +68,7 @@ PREVIOUS = {
         "clf__patience": 5,
         "clf__embedding_dropout": 0.0,
         "clf__nb_features": 0.0,
+        "clf__nb_bigrams": 0.0,
         "clf__ema_horizon": 0.0,
     },
     "duo": {
@@ -85,6 +87,7 @@ PREVIOUS = {
         "clf__positions": None,
         "clf__embedding_dropout": 0.0,
         "clf__nb_features": 0.0,
+        "clf__nb_bigrams": 0.0,
         "clf__ema_horizon": 0.0,
     },
 }

@@ -21,7 +21,13 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._inference import run_sorted
 from ._inputs import check_input, restore_adapter
-from ._nb_features import append_ratios, log_count_ratios, nb_columns
+from ._nb_features import (
+    append_ratios,
+    bigram_log_count_ratios,
+    log_count_ratios,
+    nb_columns,
+    ratio_scales,
+)
 from ._sklearn_compat import Interval, StrOptions
 from ._threads import resolve_threads, torch_threads
 from ._training import (
@@ -37,7 +43,7 @@ from ._training import (
     training_state,
     training_view,
 )
-from .modules import SequenceNetwork
+from .modules import PairFeatures, SequenceNetwork
 
 __all__ = ["BaseSequenceClassifier"]
 
@@ -108,6 +114,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         "freeze_embeddings": ["boolean"],
         "embedding_dropout": [Interval(Real, 0, 1, closed="left")],
         "nb_features": [Interval(Real, 0, None, closed="left")],
+        "nb_bigrams": [Interval(Real, 0, None, closed="left")],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "optimizer": [StrOptions(set(OPTIMIZERS))],
@@ -142,6 +149,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         freeze_embeddings,
         embedding_dropout,
         nb_features,
+        nb_bigrams,
         max_epochs,
         batch_size,
         optimizer,
@@ -168,6 +176,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self.freeze_embeddings = freeze_embeddings
         self.embedding_dropout = embedding_dropout
         self.nb_features = nb_features
+        self.nb_bigrams = nb_bigrams
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.optimizer = optimizer
@@ -211,29 +220,55 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self._check_batches(batches)
         return adapter, batches, y, tables
 
-    def _nb_columns(self, adapter, n_classes):
-        """Naive Bayes columns appended to each table (0 without tables or when off)."""
-        if self.nb_features == 0 or adapter.kind != "sequences":
+    def _nb_columns(self, adapter, n_classes, weight):
+        """Naive Bayes columns of weight ``weight`` (0 without tables or when off)."""
+        if weight == 0 or adapter.kind != "sequences":
             return 0
         return nb_columns(n_classes)
 
-    def _build_network(self, adapter, tables, n_classes, ratios=None):
-        """The network; ``tables=None`` rebuilds one to receive trained weights."""
-        extra = self._nb_columns(adapter, n_classes)
-        if extra and tables is None:
+    def _build_network(self, adapter, tables, n_classes, ratios=None, pairs=None):
+        """The network; ``tables=None`` rebuilds one to receive trained weights.
+
+        ``ratios`` are the tokens' log-count ratios and ``pairs`` the
+        ``(keys, ratios)`` of the token pairs, when ``nb_features`` and
+        ``nb_bigrams`` ask for them.
+        """
+        extra = self._nb_columns(adapter, n_classes, self.nb_features)
+        pair_columns = self._nb_columns(adapter, n_classes, self.nb_bigrams)
+        rebuilt = tables is None
+        if rebuilt and adapter.kind == "sequences":
+            # Only the shapes matter: the trained weights replace these.
             tables = [
-                np.zeros((adapter.vocabulary_size, d + extra), np.float32)
-                for d in adapter.embedding_dims
+                np.zeros((adapter.vocabulary_size, d), np.float32) for d in adapter.embedding_dims
             ]
-        elif extra:
+        pair_kwargs = {}
+        if pair_columns:
+            keys, values = (
+                (np.zeros(0, np.int64), np.zeros((0, pair_columns), np.float32))
+                if rebuilt
+                else pairs
+            )
+            pair_kwargs = {
+                "pair_features": PairFeatures(
+                    torch.from_numpy(keys), torch.from_numpy(values), adapter.vocabulary_size
+                ),
+                "pair_scales": torch.from_numpy(
+                    ratio_scales(tables, self.nb_bigrams, pair_columns)
+                ),
+            }
+        if extra:
+            if rebuilt:
+                ratios = np.zeros((adapter.vocabulary_size, extra), np.float32)
             tables = append_ratios(tables, ratios, self.nb_features)
         lookup, sizes = adapter.lookup(tables, self.embedding_dim)
+        sizes = tuple(size + pair_columns for size in sizes)
         input_size = sizes if self._combine == "tuple" else sum(sizes)
         return SequenceNetwork(
             self._build_core(input_size, n_classes),
             freeze=self.freeze_embeddings,
             combine=self._combine,
             embedding_dropout=self.embedding_dropout,
+            **pair_kwargs,
             **lookup,
         )
 
@@ -359,9 +394,9 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
                 # Only the shapes matter: the trained weights are restored below.
                 network = self._build_network(self.input_adapter_, None, len(self.classes_))
             else:
-                ratios = self._ratios(batches, view, split)
+                ratios, pairs = self._ratios(batches, view, split)
                 network = self._build_network(
-                    self.input_adapter_, tables, len(self.classes_), ratios
+                    self.input_adapter_, tables, len(self.classes_), ratios, pairs
                 )
             net = make_net(self, network, split, callbacks, device)
             net.initialize()
@@ -376,19 +411,20 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _ratios(self, batches, view, split):
-        """Log-count ratios of the rows trained on (the held-out ones left out), or None."""
+        """The log-count ratios of the tokens and of the token pairs (each None when off).
+
+        Both count the rows trained on, the held-out ones left out.
+        """
         n_classes = len(self.classes_)
-        if not self._nb_columns(self.input_adapter_, n_classes):
-            return None
+        adapter = self.input_adapter_
         rows = np.arange(len(view)) if split is None else split.train_rows
-        return log_count_ratios(
-            batches,
-            view.index[rows],
-            view.y[rows],
-            view.weights[rows],
-            self.input_adapter_.vocabulary_size,
-            n_classes,
-        )
+        training = (view.index[rows], view.y[rows], view.weights[rows])
+        ratios = pairs = None
+        if self._nb_columns(adapter, n_classes, self.nb_features):
+            ratios = log_count_ratios(batches, *training, adapter.vocabulary_size, n_classes)
+        if self._nb_columns(adapter, n_classes, self.nb_bigrams):
+            pairs = bigram_log_count_ratios(batches, *training, adapter.vocabulary_size, n_classes)
+        return ratios, pairs
 
     def _warn_interrupted(self, split, epochs):
         kept = (

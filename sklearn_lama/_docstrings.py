@@ -170,10 +170,20 @@ NB_FEATURES = """nb_features : float, default={default}
         from such a corpus. ``0`` gives the papers'
         inputs (word vectors only)."""
 
+# ``NB_BIGRAMS.format(default=...)``: each classifier has its own default.
+NB_BIGRAMS = """nb_bigrams : float, default={default}
+        Weight of the Naive Bayes features of word pairs, appended to every
+        token vector after those of ``nb_features`` (same tables, same
+        scaling): the log-count ratio of the pair the token ends (Wang &
+        Manning, 2012, whose bigram features give a linear model most of its
+        edge on sentiment), for the pairs held by at least two training
+        documents (0 for the others and the first token); computed on the
+        training documents only and kept fixed. ``0`` leaves them out."""
+
 # References [2] and [3] of every classifier (each has its paper as [1]).
 SHARED_REFERENCES = """.. [2] Wang, S. and Manning, C. D. "Baselines and Bigrams: Simple, Good
        Sentiment and Topic Classification." ACL 2012 (the Naive Bayes
-       log-count ratios of ``nb_features``).
+       log-count ratios of ``nb_features`` and ``nb_bigrams``).
     .. [3] Polyak, B. T. and Juditsky, A. B. "Acceleration of Stochastic
        Approximation by Averaging." SIAM Journal on Control and Optimization
        30(4), 1992 (the weight average of ``ema_horizon``)."""

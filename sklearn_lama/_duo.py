@@ -7,6 +7,7 @@ from ._base import BaseSequenceClassifier
 from ._batching import MAX_BATCH_TOKENS
 from ._docstrings import (
     FITTED_ATTRIBUTES,
+    NB_BIGRAMS,
     NB_FEATURES,
     SHARED_REFERENCES,
     TRAINING_PARAMETERS,
@@ -32,6 +33,7 @@ _ATTENTION_BYTES = 2**28
     fitted_attributes=FITTED_ATTRIBUTES,
     shared_references=SHARED_REFERENCES,
     nb_features=NB_FEATURES.format(default="3.0"),
+    nb_bigrams=NB_BIGRAMS.format(default="1.0"),
 )
 class DuoClassifier(BaseSequenceClassifier):
     """Meta-embedding classifier: two embeddings of the same words attend to each other.
@@ -104,6 +106,7 @@ class DuoClassifier(BaseSequenceClassifier):
         paper has none: 0). Alone it raised MR test accuracy from 0.7531 to
         0.7609 (mean of 3 seeds, each seed higher).
     %(nb_features)s
+    %(nb_bigrams)s
     %(training_parameters)s
 
     Attributes
@@ -164,6 +167,7 @@ class DuoClassifier(BaseSequenceClassifier):
         freeze_embeddings=False,
         embedding_dropout=0.5,
         nb_features=3.0,
+        nb_bigrams=1.0,
         max_epochs=20,
         batch_size=32,
         optimizer="adam",
@@ -200,6 +204,7 @@ class DuoClassifier(BaseSequenceClassifier):
             freeze_embeddings=freeze_embeddings,
             embedding_dropout=embedding_dropout,
             nb_features=nb_features,
+            nb_bigrams=nb_bigrams,
             max_epochs=max_epochs,
             batch_size=batch_size,
             optimizer=optimizer,

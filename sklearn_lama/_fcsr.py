@@ -10,6 +10,7 @@ from ._base import BaseSequenceClassifier
 from ._batching import MAX_BATCH_TOKENS
 from ._docstrings import (
     FITTED_ATTRIBUTES,
+    NB_BIGRAMS,
     NB_FEATURES,
     SHARED_REFERENCES,
     TRAINING_PARAMETERS,
@@ -29,6 +30,7 @@ __all__ = ["FCSRClassifier"]
     fitted_attributes=FITTED_ATTRIBUTES,
     shared_references=SHARED_REFERENCES,
     nb_features=NB_FEATURES.format(default="0.0"),
+    nb_bigrams=NB_BIGRAMS.format(default="0.0"),
 )
 class FCSRClassifier(BaseSequenceClassifier):
     """Full-context semantic representation (FCSR) text classifier.
@@ -79,6 +81,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         0.3 changed MR test accuracy by -0.2 points (one seed), so FCSR keeps
         none by default.
     %(nb_features)s
+    %(nb_bigrams)s
     %(training_parameters)s
 
     Attributes
@@ -130,6 +133,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         freeze_embeddings=False,
         embedding_dropout=0.0,
         nb_features=0.0,
+        nb_bigrams=0.0,
         max_epochs=20,
         batch_size=32,
         optimizer="adam",
@@ -164,6 +168,7 @@ class FCSRClassifier(BaseSequenceClassifier):
             freeze_embeddings=freeze_embeddings,
             embedding_dropout=embedding_dropout,
             nb_features=nb_features,
+            nb_bigrams=nb_bigrams,
             max_epochs=max_epochs,
             batch_size=batch_size,
             optimizer=optimizer,

@@ -6,6 +6,7 @@ from ._base import BaseSequenceClassifier
 from ._batching import MAX_BATCH_TOKENS
 from ._docstrings import (
     FITTED_ATTRIBUTES,
+    NB_BIGRAMS,
     NB_FEATURES,
     SHARED_REFERENCES,
     TRAINING_PARAMETERS,
@@ -25,6 +26,7 @@ __all__ = ["LAMAClassifier"]
     fitted_attributes=FITTED_ATTRIBUTES,
     shared_references=SHARED_REFERENCES,
     nb_features=NB_FEATURES.format(default="3.0"),
+    nb_bigrams=NB_BIGRAMS.format(default="0.0"),
 )
 class LAMAClassifier(BaseSequenceClassifier):
     """Text classifier with low-rank factorised multi-head attention (LAMA).
@@ -92,6 +94,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         seeds); fine-tuned vectors otherwise fit the training set within two
         epochs.
     %(nb_features)s
+    %(nb_bigrams)s
     %(training_parameters)s
 
     Attributes
@@ -159,6 +162,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         freeze_embeddings=False,
         embedding_dropout=0.3,
         nb_features=3.0,
+        nb_bigrams=0.0,
         max_epochs=20,
         batch_size=32,
         optimizer="adam",
@@ -196,6 +200,7 @@ class LAMAClassifier(BaseSequenceClassifier):
             freeze_embeddings=freeze_embeddings,
             embedding_dropout=embedding_dropout,
             nb_features=nb_features,
+            nb_bigrams=nb_bigrams,
             max_epochs=max_epochs,
             batch_size=batch_size,
             optimizer=optimizer,

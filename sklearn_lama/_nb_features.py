@@ -5,7 +5,9 @@ separates the classes (word2vec puts "good" next to "bad"); a linear model on
 TF-IDF n-grams learns exactly that, and wins on such corpora. The
 log-count ratio of a token (Wang & Manning, 2012) is that signal in one
 number per class; appended to every token vector it lets the attention models
-weigh words by it from the first epoch.
+weigh words by it from the first epoch. The same ratios of the word pairs
+(bigrams) carry what the linear model learns from its bigram features
+("not good"); each position gets that of the pair it ends.
 """
 
 import numpy as np
@@ -13,7 +15,13 @@ import scipy.sparse as sp
 
 from ._sequences import N_RESERVED
 
-__all__ = ["append_ratios", "log_count_ratios", "nb_columns"]
+__all__ = [
+    "append_ratios",
+    "bigram_log_count_ratios",
+    "log_count_ratios",
+    "nb_columns",
+    "ratio_scales",
+]
 
 
 def nb_columns(n_classes):
@@ -51,37 +59,94 @@ def log_count_ratios(batches, docs, y, weights, vocabulary_size, n_classes, alph
         (np.ones(len(batches.ids)), (owner, batches.ids)),
         shape=(len(lengths), vocabulary_size),
     )
-    # NBSVM's binarised features: a document counts once per distinct token.
+    counts = _class_counts(presence, docs, y, weights, n_classes)
+    ratios = _ratios(counts, n_classes, alpha)
+    ratios[0] = 0.0
+    return _standardised(ratios, ratios[N_RESERVED:])
+
+
+def bigram_log_count_ratios(
+    batches, docs, y, weights, vocabulary_size, n_classes, min_count=2, alpha=1.0
+):
+    """The log-count ratios of the token pairs of the training documents.
+
+    The ratios of :func:`log_count_ratios`, with a document's distinct
+    adjacent pairs of tokens in place of its distinct tokens (Wang & Manning,
+    2012, use both as features), for the pairs held by at least ``min_count``
+    (weighted) training documents; each column is divided by its standard
+    deviation over those pairs.
+
+    Returns
+    -------
+    keys : ndarray of shape (n_pairs,), int64
+        The pairs, sorted, each as ``first * vocabulary_size + second``.
+    ratios : ndarray of shape (n_pairs, nb_columns(n_classes)), float32
+    """
+    lengths = np.diff(batches.offsets)
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    ids = np.asarray(batches.ids, np.int64)
+    # Pairs within a document: the last token of one and the first of the next are no pair.
+    within = owner[:-1] == owner[1:]
+    pairs = (ids[:-1] * vocabulary_size + ids[1:])[within]
+    keys, column = np.unique(pairs, return_inverse=True)
+    presence = sp.csr_matrix(
+        (np.ones(len(pairs)), (owner[:-1][within], column)),
+        shape=(len(lengths), len(keys)),
+    )
+    counts = _class_counts(presence, docs, y, weights, n_classes)
+    kept = counts.sum(axis=0) >= min_count
+    ratios = _ratios(counts[:, kept], n_classes, alpha)
+    return keys[kept], _standardised(ratios, ratios)
+
+
+def _class_counts(presence, docs, y, weights, n_classes):
+    """The (weighted) number of documents of each class holding each feature."""
+    # NBSVM's binarised features: a document counts once per distinct feature.
     presence.data[:] = 1.0
     per_class = sp.csr_matrix(
         (np.asarray(weights, np.float64), (np.asarray(y), np.arange(len(y)))),
         shape=(n_classes, len(y)),
     )
-    counts = np.asarray((per_class @ presence[np.asarray(docs)]).todense())
+    return np.asarray((per_class @ presence[np.asarray(docs)]).todense())
+
+
+def _ratios(counts, n_classes, alpha):
+    """Wang & Manning's Eq. 1-2, one class against the rest, one column per class."""
     classes = [1] if n_classes == 2 else range(n_classes)
-    ratios = np.zeros((vocabulary_size, len(classes)))
+    ratios = np.zeros((counts.shape[1], len(classes)))
     for column, c in enumerate(classes):
         p = counts[c] + alpha
         q = counts.sum(axis=0) - counts[c] + alpha
         ratios[:, column] = np.log(p / p.sum()) - np.log(q / q.sum())
-    ratios[0] = 0.0
-    scale = ratios[N_RESERVED:].std(axis=0) if vocabulary_size > N_RESERVED else 0.0
+    return ratios
+
+
+def _standardised(ratios, reference):
+    """``ratios`` divided by the standard deviation of ``reference``'s columns."""
+    scale = reference.std(axis=0) if len(reference) else 0.0
     return (ratios / np.where(scale > 0, scale, 1.0)).astype(np.float32)
 
 
-def append_ratios(tables, ratios, weight):
-    """Each table with the ratios appended, scaled to ``weight`` times the table's spread.
+def ratio_scales(tables, weight, n_columns):
+    """The factor of the ratio columns appended to each table.
 
-    A table's spread is the standard deviation of its word vectors' entries,
-    so the ratio columns weigh the same against any embedding size; with
-    ``k`` columns each is scaled by ``weight / sqrt(k)``, so that the block
-    weighs the same whatever the number of classes.
+    ``weight`` times the table's spread, the standard deviation of its word
+    vectors' entries, so that the ratio columns weigh the same against any
+    embedding size; divided by ``sqrt(n_columns)``, so that the block weighs
+    the same whatever the number of classes.
     """
-    weight = weight / np.sqrt(ratios.shape[1])
-    appended = []
+    scales = []
     for table in tables:
-        table = np.asarray(table, np.float32)
-        words = table[N_RESERVED:]
+        words = np.asarray(table, np.float32)[N_RESERVED:]
         spread = float(words.std()) if words.size else 1.0
-        appended.append(np.hstack([table, ratios * (weight * (spread or 1.0))]))
-    return appended
+        scales.append(weight / np.sqrt(n_columns) * (spread or 1.0))
+    return np.asarray(scales, np.float32)
+
+
+def append_ratios(tables, ratios, weight):
+    """Each table with the ratios appended, scaled by :func:`ratio_scales`."""
+    scales = ratio_scales(tables, weight, ratios.shape[1])
+    return [
+        np.hstack([np.asarray(table, np.float32), ratios * scale])
+        for table, scale in zip(tables, scales)
+    ]

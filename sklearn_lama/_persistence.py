@@ -57,7 +57,12 @@ _SCALARS = (type(None), bool, int, float, str)
 # Parameters that hold code: stored as None (documented with the parameter).
 _NOT_STORED = {"callbacks", "epoch_callback"}
 # Parameters added since format 2, with the value that behaves as before them.
-_ADDED_PARAMS = {"embedding_dropout": 0.0, "nb_features": 0.0, "ema_horizon": 0.0}
+_ADDED_PARAMS = {
+    "embedding_dropout": 0.0,
+    "nb_features": 0.0,
+    "ema_horizon": 0.0,
+    "nb_bigrams": 0.0,
+}
 
 
 def register(cls):

@@ -85,17 +85,21 @@ def test_tables_grow_by_the_ratio_columns(kind, toy_corpus, nb_features, extra):
     assert widths == [pipe[0].vector_size + extra]
 
 
-def test_ratios_leave_out_the_held_out_documents(toy_corpus, monkeypatch):
+@pytest.mark.parametrize(
+    "counter, param",
+    [("log_count_ratios", "nb_features"), ("bigram_log_count_ratios", "nb_bigrams")],
+)
+def test_ratios_leave_out_the_held_out_documents(toy_corpus, monkeypatch, counter, param):
     texts, labels = toy_corpus
     seen = {}
-    counted = base_module.log_count_ratios
+    counted = getattr(base_module, counter)
 
     def spy(batches, docs, y, weights, *args):
         seen["docs"] = np.asarray(docs)
         return counted(batches, docs, y, weights, *args)
 
-    monkeypatch.setattr(base_module, "log_count_ratios", spy)
-    pipe = make_pipeline("fcsr", max_epochs=1, validation_fraction=0.25, nb_features=3.0)
+    monkeypatch.setattr(base_module, counter, spy)
+    pipe = make_pipeline("fcsr", max_epochs=1, validation_fraction=0.25, **{param: 3.0})
     pipe.fit(texts, labels)
     n = len(texts)
     # Every document is counted at most once, and a quarter is held out.

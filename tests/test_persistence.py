@@ -712,14 +712,19 @@ def test_each_fit_of_a_grid_search_writes_its_own_checkpoint(tmp_path):
 
 @pytest.mark.parametrize(
     "version, added",
-    [("0.2.0", ["nb_features", "embedding_dropout", "ema_horizon"]), ("0.3.0", ["ema_horizon"])],
+    [
+        ("0.2.0", ["nb_features", "embedding_dropout", "ema_horizon", "nb_bigrams"]),
+        ("0.3.0", ["ema_horizon", "nb_bigrams"]),
+        ("0.4.0", ["nb_bigrams"]),
+    ],
 )
 def test_file_from_before_a_parameter_loads_as_it_was(version, added, toy_corpus, tmp_path):
     # A file of an older version lacks the parameters added since; the values
-    # it loads with (0: no Naive Bayes columns, no dropout, no averaging) are
+    # it loads with (0: no Naive Bayes columns, no dropout, no averaging, no
+    # pair columns) are
     # those of how it was trained.
     texts, labels = toy_corpus
-    off = {"nb_features": 0.0, "embedding_dropout": 0.0, "ema_horizon": 0.0}
+    off = {"nb_features": 0.0, "embedding_dropout": 0.0, "ema_horizon": 0.0, "nb_bigrams": 0.0}
     before = make_pipeline("lama", max_epochs=2, **off)
     before.fit(texts, labels)
     path = tmp_path / "model.pt"

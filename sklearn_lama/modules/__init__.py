@@ -21,7 +21,7 @@ from ._duo_translation import (
 )
 from ._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
 from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
-from ._network import SequenceNetwork
+from ._network import PairFeatures, SequenceNetwork
 
 __all__ = [
     "BiGRUEncoder",
@@ -36,6 +36,7 @@ __all__ = [
     "FeatureAttention",
     "LAMAAttention",
     "LAMAModule",
+    "PairFeatures",
     "SequenceNetwork",
     "StreamAttention",
     "causal_mask",

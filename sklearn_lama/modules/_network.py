@@ -1,9 +1,54 @@
 """The network every estimator trains: embedding lookup, mask, then a model core."""
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["SequenceNetwork"]
+__all__ = ["PairFeatures", "SequenceNetwork"]
+
+
+class PairFeatures(nn.Module):
+    """Fixed features of the token pair that ends at each position.
+
+    Parameters
+    ----------
+    keys : Tensor of shape (n_pairs,), int64
+        The known pairs, sorted, each as ``first * vocabulary_size + second``.
+    values : Tensor of shape (n_pairs, k)
+        The features of each known pair; an unknown pair, and the first
+        position, get zeros.
+    vocabulary_size : int
+        Number of token ids.
+
+    A module rebuilt to receive saved weights can start from zero pairs: its
+    buffers take the saved shapes when the state dict is loaded.
+    """
+
+    def __init__(self, keys, values, vocabulary_size):
+        super().__init__()
+        self.register_buffer("keys", keys)
+        self.register_buffer("values", values)
+        self.vocabulary_size = vocabulary_size
+
+    def forward(self, ids):
+        """The features of ``ids`` (B, T): a (B, T, k) tensor."""
+        pairs = ids[:, :-1] * self.vocabulary_size + ids[:, 1:]
+        if len(self.keys):
+            at = torch.searchsorted(self.keys, pairs).clamp_(max=len(self.keys) - 1)
+            found = (self.keys[at] == pairs).unsqueeze(-1)
+            features = self.values[at] * found
+        else:
+            features = self.values.new_zeros(pairs.shape + self.values.shape[1:])
+        return F.pad(features, (0, 0, 1, 0))
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        # The number of pairs is the trained model's: take it from the saved buffers.
+        for name in ("keys", "values"):
+            saved = state_dict.get(prefix + name)
+            if saved is not None:
+                current = getattr(self, name)
+                setattr(self, name, current.new_empty(saved.shape))
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
 class SequenceNetwork(nn.Module):
@@ -28,6 +73,10 @@ class SequenceNetwork(nn.Module):
         Dropout on the embedded token vectors while training, each table's
         vectors separately. Vectors fine-tuned on a few thousand documents
         otherwise memorise the training set within two or three epochs.
+    pair_features : PairFeatures, default=None
+        Fixed features of each position's token pair, appended to every
+        table's vectors, times ``pair_scales[i]`` for table ``i``.
+    pair_scales : Tensor of shape (n_tables,), default=None
     """
 
     def __init__(
@@ -39,6 +88,8 @@ class SequenceNetwork(nn.Module):
         freeze=False,
         combine="concat",
         embedding_dropout=0.0,
+        pair_features=None,
+        pair_scales=None,
     ):
         super().__init__()
         if tables is not None:
@@ -55,11 +106,20 @@ class SequenceNetwork(nn.Module):
         self.core = core
         self.combine = combine
         self.embedding_dropout = nn.Dropout(embedding_dropout)
+        self.pair_features = pair_features
+        if pair_features is not None:
+            self.register_buffer("pair_scales", pair_scales)
 
     def embed(self, lengths, ids=None, x=None):
         """Return the core's inputs and the (B, T) mask, True on real tokens."""
         if ids is not None:
             vectors = [lookup(ids) for lookup in self.lookups]
+            if self.pair_features is not None:
+                pairs = self.pair_features(ids)
+                vectors = [
+                    torch.cat([v, pairs * scale.to(v.dtype)], dim=-1)
+                    for v, scale in zip(vectors, self.pair_scales)
+                ]
             length = ids.shape[1]
         else:
             vectors = [x]

@@ -1,0 +1,109 @@
+"""Naive Bayes features of token pairs (``nb_bigrams``)."""
+
+import io
+
+import joblib
+import numpy as np
+import pytest
+import torch
+
+from sklearn_lama import load_weights, save_weights
+from sklearn_lama._batching import SequenceBatches
+from sklearn_lama._nb_features import bigram_log_count_ratios
+from sklearn_lama.modules import PairFeatures
+
+from .conftest import make_classifier, make_pipeline
+
+# Vocabulary of 5 ids: 0 padding, 1 OOV, 2 "not", 3 "good", 4 "bad".
+V = 5
+
+
+def _batches(docs):
+    lengths = [len(d) for d in docs]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    return SequenceBatches(np.concatenate(docs).astype(np.int64), offsets)
+
+
+def _key(first, second):
+    return first * V + second
+
+
+def test_bigram_ratios_match_the_formula():
+    docs = [[2, 4], [2, 4, 3], [3, 2], [3, 2, 4]]
+    y = np.array([1, 1, 0, 0])
+    keys, ratios = bigram_log_count_ratios(_batches(docs), np.arange(4), y, np.ones(4), V, 2)
+    # (2, 4) is in documents 0, 1 (class 1) and 3 (class 0); (3, 2) in 2 and 3
+    # (class 0); (4, 3), in one document only, is left out.
+    assert keys.tolist() == [_key(2, 4), _key(3, 2)]
+    positive = np.array([2, 0]) + 1.0
+    negative = np.array([1, 2]) + 1.0
+    expected = np.log(positive / positive.sum()) - np.log(negative / negative.sum())
+    np.testing.assert_allclose(ratios[:, 0], expected / expected.std(), rtol=1e-6)
+
+
+def test_no_pair_across_documents_and_rows_counted_with_their_weights():
+    docs = [[2, 4], [2, 4, 3], [3, 2]]
+    y = np.array([1, 1, 0])
+    batches = _batches(docs)
+    keys, _ = bigram_log_count_ratios(batches, np.arange(3), y, np.ones(3), V, 2, min_count=1)
+    # The last token of a document and the first of the next make no pair.
+    assert _key(4, 2) not in keys and _key(3, 3) not in keys
+    assert sorted(keys.tolist()) == [_key(2, 4), _key(3, 2), _key(4, 3)]
+    weighted = bigram_log_count_ratios(batches, np.array([0, 2]), y[[0, 2]], [2.0, 1.0], V, 2, 1)
+    repeated = bigram_log_count_ratios(
+        batches, np.array([0, 0, 2]), y[[0, 0, 2]], np.ones(3), V, 2, 1
+    )
+    np.testing.assert_array_equal(weighted[0], repeated[0])
+    np.testing.assert_allclose(weighted[1], repeated[1])
+
+
+def test_pair_features_give_each_position_its_pair():
+    keys = torch.tensor([_key(2, 4), _key(3, 2)])
+    features = PairFeatures(keys, torch.tensor([[1.0], [2.0]]), V)
+    ids = torch.tensor([[2, 4, 3, 2], [3, 2, 0, 0]])
+    out = features(ids)
+    # First position: no pair; (4, 3) unknown; padding pairs unknown.
+    assert out[..., 0].tolist() == [[0, 1, 0, 2], [0, 2, 0, 0]]
+
+
+def test_pair_features_take_the_saved_number_of_pairs():
+    trained = PairFeatures(torch.tensor([7, 9, 12]), torch.randn(3, 2), V)
+    rebuilt = PairFeatures(torch.zeros(0, dtype=torch.int64), torch.zeros(0, 2), V)
+    rebuilt.load_state_dict(trained.state_dict())
+    ids = torch.tensor([[1, 2, 2, 4]])
+    assert torch.equal(rebuilt(ids), trained(ids))
+
+
+def test_pair_columns_reach_the_core_and_survive_saving(kind, toy_corpus, tmp_path):
+    texts, labels = toy_corpus
+    pipe = make_pipeline(kind, max_epochs=1, nb_bigrams=2.0).fit(texts, labels)
+    network = pipe[-1].net_.module_
+    assert len(network.pair_features.keys) > 0
+    inputs, _ = network.eval().embed(torch.tensor([3]), ids=torch.tensor([[2, 3, 4]]))
+    widths = [t.shape[-1] for t in (inputs if isinstance(inputs, tuple) else (inputs,))]
+    # Two classes: one column of pair ratios after every table's vectors.
+    assert widths == [lookup.weight.shape[1] + 1 for lookup in network.lookups]
+    expected = pipe.predict_proba(texts)
+    buffer = io.BytesIO()
+    joblib.dump(pipe, buffer)
+    buffer.seek(0)
+    np.testing.assert_array_equal(joblib.load(buffer).predict_proba(texts), expected)
+    save_weights(pipe, tmp_path / "model.pt")
+    np.testing.assert_array_equal(
+        load_weights(tmp_path / "model.pt").predict_proba(texts), expected
+    )
+
+
+def test_off_or_without_tables_no_pair_features(toy_corpus):
+    texts, labels = toy_corpus
+    off = make_pipeline("duo", max_epochs=1, nb_bigrams=0.0).fit(texts, labels)
+    assert off[-1].net_.module_.pair_features is None
+    ids = np.random.RandomState(0).randint(1, 20, size=(40, 6))
+    clf = make_classifier("lama", max_epochs=1, nb_bigrams=3.0).fit(ids, np.arange(40) % 2)
+    assert clf.net_.module_.pair_features is None
+
+
+def test_negative_weight_is_refused_naming_the_parameter(toy_corpus):
+    texts, labels = toy_corpus
+    with pytest.raises(ValueError, match="nb_bigrams"):
+        make_pipeline("fcsr", nb_bigrams=-1.0).fit(texts, labels)
