@@ -26,7 +26,7 @@ __all__ = ["LAMAClassifier"]
     fitted_attributes=FITTED_ATTRIBUTES,
     shared_references=SHARED_REFERENCES,
     nb_features=NB_FEATURES.format(default="3.0"),
-    nb_bigrams=NB_BIGRAMS.format(default="0.0"),
+    nb_bigrams=NB_BIGRAMS.format(default="0.5"),
 )
 class LAMAClassifier(BaseSequenceClassifier):
     """Text classifier with low-rank factorised multi-head attention (LAMA).
@@ -162,7 +162,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         freeze_embeddings=False,
         embedding_dropout=0.3,
         nb_features=3.0,
-        nb_bigrams=0.0,
+        nb_bigrams=0.5,
         max_epochs=20,
         batch_size=32,
         optimizer="adam",
