@@ -22,6 +22,15 @@ class PairFeatures(nn.Module):
 
     A module rebuilt to receive saved weights can start from zero pairs: its
     buffers take the saved shapes when the state dict is loaded.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_lama.modules import PairFeatures
+    >>> known = torch.tensor([2 * 5 + 3])  # the pair (2, 3) in a vocabulary of 5 ids
+    >>> pairs = PairFeatures(known, torch.tensor([[1.5]]), vocabulary_size=5)
+    >>> pairs(torch.tensor([[2, 3, 4]]))[..., 0]
+    tensor([[0.0000, 1.5000, 0.0000]])
     """
 
     def __init__(self, keys, values, vocabulary_size):
