@@ -6,13 +6,7 @@ below (imbalanced-learn's idiom), so every class documents every parameter
 and the text exists once.
 """
 
-__all__ = [
-    "FITTED_ATTRIBUTES",
-    "NB_FEATURES",
-    "SHARED_REFERENCES",
-    "Substitution",
-    "TRAINING_PARAMETERS",
-]
+__all__ = ["Substitution", "classifier_docstring"]
 
 
 class Substitution:
@@ -155,7 +149,7 @@ FITTED_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,)
     checkpoint_path_ : str or None
         The file the last fit wrote its checkpoints to (``checkpoint``)."""
 
-# ``NB_FEATURES.format(default=...)``: each classifier has its own default.
+# Formatted by :func:`classifier_docstring`: each classifier has its own default.
 NB_FEATURES = """nb_features : float, default={default}
         Weight of the Naive Bayes features appended to every token vector when
         ``X`` comes with embedding tables (the vectorizers' output): the
@@ -170,7 +164,7 @@ NB_FEATURES = """nb_features : float, default={default}
         from such a corpus. ``0`` gives the papers'
         inputs (word vectors only)."""
 
-# ``NB_BIGRAMS.format(default=...)``: each classifier has its own default.
+# Formatted by :func:`classifier_docstring`: each classifier has its own default.
 NB_BIGRAMS = """nb_bigrams : float, default={default}
         Weight of the Naive Bayes features of word pairs, appended to every
         token vector after those of ``nb_features`` (same tables, same
@@ -187,3 +181,18 @@ SHARED_REFERENCES = """.. [2] Wang, S. and Manning, C. D. "Baselines and Bigrams
     .. [3] Polyak, B. T. and Juditsky, A. B. "Acceleration of Stochastic
        Approximation by Averaging." SIAM Journal on Control and Optimization
        30(4), 1992 (the weight average of ``ema_horizon``)."""
+
+
+def classifier_docstring(nb_features, nb_bigrams):
+    """The :class:`Substitution` of a classifier: the shared texts, with its defaults.
+
+    ``nb_features`` and ``nb_bigrams`` are the defaults, as written in the
+    docstring (e.g. ``"3.0"``).
+    """
+    return Substitution(
+        training_parameters=TRAINING_PARAMETERS,
+        fitted_attributes=FITTED_ATTRIBUTES,
+        shared_references=SHARED_REFERENCES,
+        nb_features=NB_FEATURES.format(default=nb_features),
+        nb_bigrams=NB_BIGRAMS.format(default=nb_bigrams),
+    )

@@ -5,14 +5,7 @@ from numbers import Integral, Real
 
 from ._base import BaseSequenceClassifier
 from ._batching import MAX_BATCH_TOKENS
-from ._docstrings import (
-    FITTED_ATTRIBUTES,
-    NB_BIGRAMS,
-    NB_FEATURES,
-    SHARED_REFERENCES,
-    TRAINING_PARAMETERS,
-    Substitution,
-)
+from ._docstrings import classifier_docstring
 from ._persistence import register
 from ._sklearn_compat import Interval, StrOptions
 from ._training import INFERENCE_BATCH
@@ -28,13 +21,7 @@ _ATTENTION_BYTES = 2**28
 
 
 @register
-@Substitution(
-    training_parameters=TRAINING_PARAMETERS,
-    fitted_attributes=FITTED_ATTRIBUTES,
-    shared_references=SHARED_REFERENCES,
-    nb_features=NB_FEATURES.format(default="3.0"),
-    nb_bigrams=NB_BIGRAMS.format(default="1.0"),
-)
+@classifier_docstring(nb_features="3.0", nb_bigrams="1.0")
 class DuoClassifier(BaseSequenceClassifier):
     """Meta-embedding classifier: two embeddings of the same words attend to each other.
 

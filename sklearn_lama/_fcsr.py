@@ -8,14 +8,7 @@ from torch.optim.lr_scheduler import LambdaLR
 
 from ._base import BaseSequenceClassifier
 from ._batching import MAX_BATCH_TOKENS
-from ._docstrings import (
-    FITTED_ATTRIBUTES,
-    NB_BIGRAMS,
-    NB_FEATURES,
-    SHARED_REFERENCES,
-    TRAINING_PARAMETERS,
-    Substitution,
-)
+from ._docstrings import classifier_docstring
 from ._persistence import register
 from ._sklearn_compat import Interval, StrOptions
 from ._training import INFERENCE_BATCH
@@ -25,13 +18,7 @@ __all__ = ["FCSRClassifier"]
 
 
 @register
-@Substitution(
-    training_parameters=TRAINING_PARAMETERS,
-    fitted_attributes=FITTED_ATTRIBUTES,
-    shared_references=SHARED_REFERENCES,
-    nb_features=NB_FEATURES.format(default="0.0"),
-    nb_bigrams=NB_BIGRAMS.format(default="0.0"),
-)
+@classifier_docstring(nb_features="0.0", nb_bigrams="0.0")
 class FCSRClassifier(BaseSequenceClassifier):
     """Full-context semantic representation (FCSR) text classifier.
 

@@ -4,14 +4,7 @@ from numbers import Integral, Real
 
 from ._base import BaseSequenceClassifier
 from ._batching import MAX_BATCH_TOKENS
-from ._docstrings import (
-    FITTED_ATTRIBUTES,
-    NB_BIGRAMS,
-    NB_FEATURES,
-    SHARED_REFERENCES,
-    TRAINING_PARAMETERS,
-    Substitution,
-)
+from ._docstrings import classifier_docstring
 from ._persistence import register
 from ._sklearn_compat import Interval, StrOptions
 from ._training import INFERENCE_BATCH
@@ -21,13 +14,7 @@ __all__ = ["LAMAClassifier"]
 
 
 @register
-@Substitution(
-    training_parameters=TRAINING_PARAMETERS,
-    fitted_attributes=FITTED_ATTRIBUTES,
-    shared_references=SHARED_REFERENCES,
-    nb_features=NB_FEATURES.format(default="3.0"),
-    nb_bigrams=NB_BIGRAMS.format(default="0.5"),
-)
+@classifier_docstring(nb_features="3.0", nb_bigrams="0.5")
 class LAMAClassifier(BaseSequenceClassifier):
     """Text classifier with low-rank factorised multi-head attention (LAMA).
 
