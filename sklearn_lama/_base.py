@@ -28,7 +28,7 @@ from ._nb_features import (
     nb_columns,
     ratio_scales,
 )
-from ._sklearn_compat import Interval, StrOptions
+from ._sklearn_compat import Interval, Options, StrOptions
 from ._threads import resolve_threads, torch_threads
 from ._training import (
     OPTIMIZERS,
@@ -115,6 +115,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         "embedding_dropout": [Interval(Real, 0, 1, closed="left")],
         "nb_features": [Interval(Real, 0, None, closed="left")],
         "nb_bigrams": [Interval(Real, 0, None, closed="left")],
+        # One fold would leave no document to count for the training rows.
+        "nb_folds": [Interval(Integral, 2, None, closed="left"), Options(Integral, {0})],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "optimizer": [StrOptions(set(OPTIMIZERS))],
@@ -150,6 +152,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         embedding_dropout,
         nb_features,
         nb_bigrams,
+        nb_folds,
         max_epochs,
         batch_size,
         optimizer,
@@ -177,6 +180,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self.embedding_dropout = embedding_dropout
         self.nb_features = nb_features
         self.nb_bigrams = nb_bigrams
+        self.nb_folds = nb_folds
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.optimizer = optimizer
@@ -250,7 +254,10 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
             )
             pair_kwargs = {
                 "pair_features": PairFeatures(
-                    torch.from_numpy(keys), torch.from_numpy(values), adapter.vocabulary_size
+                    torch.from_numpy(keys),
+                    torch.from_numpy(values),
+                    adapter.vocabulary_size,
+                    folds=self.nb_folds,
                 ),
                 "pair_scales": torch.from_numpy(
                     ratio_scales(tables, self.nb_bigrams, pair_columns)
@@ -423,7 +430,9 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         if self._nb_columns(adapter, n_classes, self.nb_features):
             ratios = log_count_ratios(batches, *training, adapter.vocabulary_size, n_classes)
         if self._nb_columns(adapter, n_classes, self.nb_bigrams):
-            pairs = bigram_log_count_ratios(batches, *training, adapter.vocabulary_size, n_classes)
+            pairs = bigram_log_count_ratios(
+                batches, *training, adapter.vocabulary_size, n_classes, folds=self.nb_folds
+            )
         return ratios, pairs
 
     def _warn_interrupted(self, split, epochs):

@@ -174,6 +174,14 @@ NB_BIGRAMS = """nb_bigrams : float, default={default}
         documents (0 for the others and the first token); computed on the
         training documents only and kept fixed. ``0`` leaves them out."""
 
+NB_FOLDS = """nb_folds : int, default={default}
+        Cross-fitting of the ``nb_bigrams`` ratios: while training, each
+        document reads the ratios counted without the documents of its fold
+        (one of ``nb_folds``, a hash of its tokens), as target encoding is
+        cross-fitted, so that a pair held by few training documents is not a
+        cue that gives their labels away; predictions use the ratios of all
+        training documents. ``0`` counts every training document for all."""
+
 # References [2] and [3] of every classifier (each has its paper as [1]).
 SHARED_REFERENCES = """.. [2] Wang, S. and Manning, C. D. "Baselines and Bigrams: Simple, Good
        Sentiment and Topic Classification." ACL 2012 (the Naive Bayes
@@ -183,11 +191,11 @@ SHARED_REFERENCES = """.. [2] Wang, S. and Manning, C. D. "Baselines and Bigrams
        30(4), 1992 (the weight average of ``ema_horizon``)."""
 
 
-def classifier_docstring(nb_features, nb_bigrams):
+def classifier_docstring(nb_features, nb_bigrams, nb_folds):
     """The :class:`Substitution` of a classifier: the shared texts, with its defaults.
 
-    ``nb_features`` and ``nb_bigrams`` are the defaults, as written in the
-    docstring (e.g. ``"3.0"``).
+    ``nb_features``, ``nb_bigrams`` and ``nb_folds`` are the defaults, as
+    written in the docstring (e.g. ``"3.0"``).
     """
     return Substitution(
         training_parameters=TRAINING_PARAMETERS,
@@ -195,4 +203,5 @@ def classifier_docstring(nb_features, nb_bigrams):
         shared_references=SHARED_REFERENCES,
         nb_features=NB_FEATURES.format(default=nb_features),
         nb_bigrams=NB_BIGRAMS.format(default=nb_bigrams),
+        nb_folds=NB_FOLDS.format(default=nb_folds),
     )

@@ -21,7 +21,7 @@ _ATTENTION_BYTES = 2**28
 
 
 @register
-@classifier_docstring(nb_features="3.0", nb_bigrams="1.0")
+@classifier_docstring(nb_features="3.0", nb_bigrams="1.0", nb_folds="0")
 class DuoClassifier(BaseSequenceClassifier):
     """Meta-embedding classifier: two embeddings of the same words attend to each other.
 
@@ -94,6 +94,7 @@ class DuoClassifier(BaseSequenceClassifier):
         0.7609 (mean of 3 seeds, each seed higher).
     %(nb_features)s
     %(nb_bigrams)s
+    %(nb_folds)s
     %(training_parameters)s
 
     Attributes
@@ -155,6 +156,7 @@ class DuoClassifier(BaseSequenceClassifier):
         embedding_dropout=0.5,
         nb_features=3.0,
         nb_bigrams=1.0,
+        nb_folds=0,
         max_epochs=20,
         batch_size=32,
         optimizer="adam",
@@ -192,6 +194,7 @@ class DuoClassifier(BaseSequenceClassifier):
             embedding_dropout=embedding_dropout,
             nb_features=nb_features,
             nb_bigrams=nb_bigrams,
+            nb_folds=nb_folds,
             max_epochs=max_epochs,
             batch_size=batch_size,
             optimizer=optimizer,

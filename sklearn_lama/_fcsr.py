@@ -18,7 +18,7 @@ __all__ = ["FCSRClassifier"]
 
 
 @register
-@classifier_docstring(nb_features="0.0", nb_bigrams="0.0")
+@classifier_docstring(nb_features="0.0", nb_bigrams="3.0", nb_folds="10")
 class FCSRClassifier(BaseSequenceClassifier):
     """Full-context semantic representation (FCSR) text classifier.
 
@@ -69,6 +69,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         none by default.
     %(nb_features)s
     %(nb_bigrams)s
+    %(nb_folds)s
     %(training_parameters)s
 
     Attributes
@@ -120,7 +121,8 @@ class FCSRClassifier(BaseSequenceClassifier):
         freeze_embeddings=False,
         embedding_dropout=0.0,
         nb_features=0.0,
-        nb_bigrams=0.0,
+        nb_bigrams=3.0,
+        nb_folds=10,
         max_epochs=20,
         batch_size=32,
         optimizer="adam",
@@ -156,6 +158,7 @@ class FCSRClassifier(BaseSequenceClassifier):
             embedding_dropout=embedding_dropout,
             nb_features=nb_features,
             nb_bigrams=nb_bigrams,
+            nb_folds=nb_folds,
             max_epochs=max_epochs,
             batch_size=batch_size,
             optimizer=optimizer,

@@ -14,7 +14,7 @@ __all__ = ["LAMAClassifier"]
 
 
 @register
-@classifier_docstring(nb_features="3.0", nb_bigrams="0.5")
+@classifier_docstring(nb_features="3.0", nb_bigrams="0.5", nb_folds="0")
 class LAMAClassifier(BaseSequenceClassifier):
     """Text classifier with low-rank factorised multi-head attention (LAMA).
 
@@ -82,6 +82,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         epochs.
     %(nb_features)s
     %(nb_bigrams)s
+    %(nb_folds)s
     %(training_parameters)s
 
     Attributes
@@ -150,6 +151,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         embedding_dropout=0.3,
         nb_features=3.0,
         nb_bigrams=0.5,
+        nb_folds=0,
         max_epochs=20,
         batch_size=32,
         optimizer="adam",
@@ -188,6 +190,7 @@ class LAMAClassifier(BaseSequenceClassifier):
             embedding_dropout=embedding_dropout,
             nb_features=nb_features,
             nb_bigrams=nb_bigrams,
+            nb_folds=nb_folds,
             max_epochs=max_epochs,
             batch_size=batch_size,
             optimizer=optimizer,

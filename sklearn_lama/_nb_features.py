@@ -8,6 +8,14 @@ number per class; appended to every token vector it lets the attention models
 weigh words by it from the first epoch. The same ratios of the word pairs
 (bigrams) carry what the linear model learns from its bigram features
 ("not good"); each position gets that of the pair it ends.
+
+A pair held by two training documents of one class is an almost certain cue
+on those documents and a weak one elsewhere: ratios counted on the very
+documents a model trains on leak their labels (as target encoding does
+without cross-fitting), and a model that fits them fast learns the leak.
+Cross-fitted pair ratios (``nb_folds``) avoid it: a training document sees
+the ratios counted on the documents outside its fold (Chernozhukov et al.,
+2018).
 """
 
 import numpy as np
@@ -18,6 +26,7 @@ from ._sequences import N_RESERVED
 __all__ = [
     "append_ratios",
     "bigram_log_count_ratios",
+    "document_folds",
     "log_count_ratios",
     "nb_columns",
     "ratio_scales",
@@ -66,7 +75,15 @@ def log_count_ratios(batches, docs, y, weights, vocabulary_size, n_classes, alph
 
 
 def bigram_log_count_ratios(
-    batches, docs, y, weights, vocabulary_size, n_classes, min_count=2, alpha=1.0
+    batches,
+    docs,
+    y,
+    weights,
+    vocabulary_size,
+    n_classes,
+    min_count=2,
+    alpha=1.0,
+    folds=0,
 ):
     """The log-count ratios of the token pairs of the training documents.
 
@@ -76,10 +93,16 @@ def bigram_log_count_ratios(
     (weighted) training documents; each column is divided by its standard
     deviation over those pairs.
 
+    With ``folds``, ``folds`` more blocks follow: block ``f`` (1 to
+    ``folds``) holds the ratios counted without the training documents of
+    fold ``f - 1`` (:func:`document_folds`), their keys offset by
+    ``f * vocabulary_size ** 2``, scaled like block 0.
+
     Returns
     -------
     keys : ndarray of shape (n_pairs,), int64
-        The pairs, sorted, each as ``first * vocabulary_size + second``.
+        The pairs, sorted, each as ``block * vocabulary_size ** 2 + first *
+        vocabulary_size + second``; block 0 counts every training document.
     ratios : ndarray of shape (n_pairs, nb_columns(n_classes)), float32
     """
     lengths = np.diff(batches.offsets)
@@ -93,10 +116,36 @@ def bigram_log_count_ratios(
         (np.ones(len(pairs)), (owner[:-1][within], column)),
         shape=(len(lengths), len(keys)),
     )
+    docs, y, weights = np.asarray(docs), np.asarray(y), np.asarray(weights)
     counts = _class_counts(presence, docs, y, weights, n_classes)
     kept = counts.sum(axis=0) >= min_count
     ratios = _ratios(counts[:, kept], n_classes, alpha)
-    return keys[kept], _standardised(ratios, ratios)
+    blocks = [(keys[kept], _standardised(ratios, ratios))]
+    fold = document_folds(batches, folds)[docs] if folds else None
+    for f in range(folds):
+        out = fold != f
+        counts = _class_counts(presence, docs[out], y[out], weights[out], n_classes)
+        kept_f = counts.sum(axis=0) >= min_count
+        ratios_f = _ratios(counts[:, kept_f], n_classes, alpha)
+        offset = (f + 1) * vocabulary_size * vocabulary_size
+        blocks.append((keys[kept_f] + offset, _standardised(ratios_f, ratios)))
+    return tuple(np.concatenate(block) for block in zip(*blocks))
+
+
+def document_folds(batches, folds):
+    """The cross-fitting fold of every document, a hash of its token ids.
+
+    ``sum_t (t + 1) * id_t mod folds`` over its positions ``t`` from 0:
+    computed from the ids alone, the network finds it again from a padded
+    batch (padding is id 0), and duplicate documents share their fold.
+    """
+    lengths = np.diff(batches.offsets)
+    ids = np.asarray(batches.ids, np.int64)
+    positions = np.arange(len(ids)) - np.repeat(np.asarray(batches.offsets[:-1]), lengths) + 1
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    hashes = np.zeros(len(lengths), np.int64)
+    np.add.at(hashes, owner, ids * positions)
+    return hashes % folds
 
 
 def _class_counts(presence, docs, y, weights, n_classes):

@@ -62,6 +62,7 @@ _ADDED_PARAMS = {
     "nb_features": 0.0,
     "ema_horizon": 0.0,
     "nb_bigrams": 0.0,
+    "nb_folds": 0,
 }
 
 

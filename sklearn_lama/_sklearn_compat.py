@@ -11,7 +11,7 @@ breaks this module only.
 """
 
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.metaestimators import _BaseComposition
 
-__all__ = ["Interval", "StrOptions", "_BaseComposition", "_fit_context"]
+__all__ = ["Interval", "Options", "StrOptions", "_BaseComposition", "_fit_context"]

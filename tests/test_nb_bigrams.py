@@ -9,7 +9,7 @@ import torch
 
 from sklearn_lama import load_weights, save_weights
 from sklearn_lama._batching import SequenceBatches
-from sklearn_lama._nb_features import bigram_log_count_ratios
+from sklearn_lama._nb_features import bigram_log_count_ratios, document_folds
 from sklearn_lama.modules import PairFeatures
 
 from .conftest import make_classifier, make_pipeline
@@ -31,7 +31,9 @@ def _key(first, second):
 def test_bigram_ratios_match_the_formula():
     docs = [[2, 4], [2, 4, 3], [3, 2], [3, 2, 4]]
     y = np.array([1, 1, 0, 0])
-    keys, ratios = bigram_log_count_ratios(_batches(docs), np.arange(4), y, np.ones(4), V, 2)
+    keys, ratios = bigram_log_count_ratios(
+        _batches(docs), np.arange(4), y, np.ones(4), V, 2, folds=0
+    )
     # (2, 4) is in documents 0, 1 (class 1) and 3 (class 0); (3, 2) in 2 and 3
     # (class 0); (4, 3), in one document only, is left out.
     assert keys.tolist() == [_key(2, 4), _key(3, 2)]
@@ -45,7 +47,9 @@ def test_no_pair_across_documents_and_rows_counted_with_their_weights():
     docs = [[2, 4], [2, 4, 3], [3, 2]]
     y = np.array([1, 1, 0])
     batches = _batches(docs)
-    keys, _ = bigram_log_count_ratios(batches, np.arange(3), y, np.ones(3), V, 2, min_count=1)
+    keys, _ = bigram_log_count_ratios(
+        batches, np.arange(3), y, np.ones(3), V, 2, min_count=1, folds=0
+    )
     # The last token of a document and the first of the next make no pair.
     assert _key(4, 2) not in keys and _key(3, 3) not in keys
     assert sorted(keys.tolist()) == [_key(2, 4), _key(3, 2), _key(4, 3)]
@@ -53,8 +57,64 @@ def test_no_pair_across_documents_and_rows_counted_with_their_weights():
     repeated = bigram_log_count_ratios(
         batches, np.array([0, 0, 2]), y[[0, 0, 2]], np.ones(3), V, 2, 1
     )
+    # Cross-fitted blocks included: a weight of 2 counts as the row twice in each.
     np.testing.assert_array_equal(weighted[0], repeated[0])
     np.testing.assert_allclose(weighted[1], repeated[1])
+
+
+def test_cross_fitted_blocks_count_the_documents_outside_their_fold():
+    rng = np.random.RandomState(0)
+    docs = [rng.randint(2, V, size=rng.randint(2, 7)) for _ in range(40)]
+    y = rng.randint(0, 2, size=40)
+    batches = _batches(docs)
+    training = np.arange(3, 40)  # documents 0-2 are held out
+    keys, ratios = bigram_log_count_ratios(
+        batches, training, y[training], np.ones(37), V, 2, min_count=1, folds=3
+    )
+    full = bigram_log_count_ratios(
+        batches, training, y[training], np.ones(37), V, 2, min_count=1, folds=0
+    )
+    block = keys // V**2
+    np.testing.assert_array_equal(keys[block == 0], full[0])
+    np.testing.assert_array_equal(ratios[block == 0], full[1])
+    fold = document_folds(batches, 3)
+    assert len(np.unique(fold[training])) == 3
+    for f in range(3):
+        outside = training[fold[training] != f]
+        unscaled = bigram_log_count_ratios(
+            batches, outside, y[outside], np.ones(len(outside)), V, 2, min_count=1, folds=0
+        )
+        np.testing.assert_array_equal(keys[block == f + 1] - (f + 1) * V**2, unscaled[0])
+        # Block f is scaled like block 0, not by its own spread.
+        factor = ratios[block == f + 1] / unscaled[1]
+        np.testing.assert_allclose(factor, factor[0, 0], rtol=1e-5)
+
+
+def test_training_rows_read_the_block_of_their_fold():
+    docs = [[2, 4, 3, 2], [3, 2], [4, 3, 3, 2, 4], [2, 2, 4], [4, 4]]
+    pairs = sorted({_key(a, b) for d in docs for a, b in zip(d, d[1:])})
+    # Block b gives every known pair the feature b + 1.
+    keys = torch.tensor([b * V**2 + k for b in range(4) for k in pairs])
+    values = torch.tensor([[b + 1.0] for b in range(4) for _ in pairs])
+    features = PairFeatures(keys, values, V, folds=3)
+    ids = torch.zeros(len(docs), 5, dtype=torch.int64)
+    for row, doc in enumerate(docs):
+        ids[row, : len(doc)] = torch.tensor(doc)
+    fold = document_folds(_batches(docs), 3)
+    lengths = np.array([len(d) for d in docs])
+    seen = features.train()(ids)[..., 0]
+    for row in range(len(docs)):
+        assert seen[row, 1 : lengths[row]].tolist() == [fold[row] + 2.0] * (lengths[row] - 1)
+    assert set(features.eval()(ids)[..., 0].unique().tolist()) == {0.0, 1.0}
+
+
+def test_pair_features_saved_before_cross_fitting_load_with_one_block():
+    saved = PairFeatures(torch.tensor([7, 9]), torch.randn(2, 1), V).state_dict()
+    del saved["folds"]  # what 0.5.0 saved
+    rebuilt = PairFeatures(torch.zeros(0, dtype=torch.int64), torch.zeros(0, 1), V, folds=5)
+    rebuilt.load_state_dict(saved)
+    ids = torch.tensor([[1, 2, 2, 4]])
+    assert torch.equal(rebuilt.train()(ids), rebuilt.eval()(ids))
 
 
 def test_pair_features_give_each_position_its_pair():
@@ -76,9 +136,10 @@ def test_pair_features_take_the_saved_number_of_pairs():
 
 def test_pair_columns_reach_the_core_and_survive_saving(kind, toy_corpus, tmp_path):
     texts, labels = toy_corpus
-    pipe = make_pipeline(kind, max_epochs=1, nb_bigrams=2.0).fit(texts, labels)
+    pipe = make_pipeline(kind, max_epochs=1, nb_bigrams=2.0, nb_folds=3).fit(texts, labels)
     network = pipe[-1].net_.module_
-    assert len(network.pair_features.keys) > 0
+    blocks = network.pair_features.keys // pipe[-1].input_adapter_.vocabulary_size ** 2
+    assert int(network.pair_features.folds) == 3 and set(blocks.tolist()) == {0, 1, 2, 3}
     inputs, _ = network.eval().embed(torch.tensor([3]), ids=torch.tensor([[2, 3, 4]]))
     widths = [t.shape[-1] for t in (inputs if isinstance(inputs, tuple) else (inputs,))]
     # Two classes: one column of pair ratios after every table's vectors.
@@ -103,7 +164,8 @@ def test_off_or_without_tables_no_pair_features(toy_corpus):
     assert clf.net_.module_.pair_features is None
 
 
-def test_negative_weight_is_refused_naming_the_parameter(toy_corpus):
+@pytest.mark.parametrize("param, value", [("nb_bigrams", -1.0), ("nb_folds", 1), ("nb_folds", -2)])
+def test_bad_values_are_refused_naming_the_parameter(param, value, toy_corpus):
     texts, labels = toy_corpus
-    with pytest.raises(ValueError, match="nb_bigrams"):
-        make_pipeline("fcsr", nb_bigrams=-1.0).fit(texts, labels)
+    with pytest.raises(ValueError, match=param):
+        make_pipeline("fcsr", **{param: value}).fit(texts, labels)

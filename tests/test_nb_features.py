@@ -94,9 +94,9 @@ def test_ratios_leave_out_the_held_out_documents(toy_corpus, monkeypatch, counte
     seen = {}
     counted = getattr(base_module, counter)
 
-    def spy(batches, docs, y, weights, *args):
+    def spy(batches, docs, y, weights, *args, **kwargs):
         seen["docs"] = np.asarray(docs)
-        return counted(batches, docs, y, weights, *args)
+        return counted(batches, docs, y, weights, *args, **kwargs)
 
     monkeypatch.setattr(base_module, counter, spy)
     pipe = make_pipeline("fcsr", max_epochs=1, validation_fraction=0.25, **{param: 3.0})

@@ -713,9 +713,9 @@ def test_each_fit_of_a_grid_search_writes_its_own_checkpoint(tmp_path):
 @pytest.mark.parametrize(
     "version, added",
     [
-        ("0.2.0", ["nb_features", "embedding_dropout", "ema_horizon", "nb_bigrams"]),
-        ("0.3.0", ["ema_horizon", "nb_bigrams"]),
-        ("0.4.0", ["nb_bigrams"]),
+        ("0.2.0", ["nb_features", "embedding_dropout", "ema_horizon", "nb_bigrams", "nb_folds"]),
+        ("0.3.0", ["ema_horizon", "nb_bigrams", "nb_folds"]),
+        ("0.4.0", ["nb_bigrams", "nb_folds"]),
     ],
 )
 def test_file_from_before_a_parameter_loads_as_it_was(version, added, toy_corpus, tmp_path):
@@ -724,7 +724,13 @@ def test_file_from_before_a_parameter_loads_as_it_was(version, added, toy_corpus
     # pair columns) are
     # those of how it was trained.
     texts, labels = toy_corpus
-    off = {"nb_features": 0.0, "embedding_dropout": 0.0, "ema_horizon": 0.0, "nb_bigrams": 0.0}
+    off = {
+        "nb_features": 0.0,
+        "embedding_dropout": 0.0,
+        "ema_horizon": 0.0,
+        "nb_bigrams": 0.0,
+        "nb_folds": 0,
+    }
     before = make_pipeline("lama", max_epochs=2, **off)
     before.fit(texts, labels)
     path = tmp_path / "model.pt"
@@ -738,3 +744,29 @@ def test_file_from_before_a_parameter_loads_as_it_was(version, added, toy_corpus
     loaded = load_weights(path)
     assert {name: getattr(loaded[-1], name) for name in added} == {name: 0.0 for name in added}
     np.testing.assert_array_equal(loaded.predict_proba(texts), before.predict_proba(texts))
+
+
+def test_file_from_before_cross_fitted_pairs_loads_as_it_was(toy_corpus, tmp_path):
+    # 0.5.0 saved pair features without the number of cross-fitting folds: its
+    # pairs were one block, read while training too.
+    texts, labels = toy_corpus
+    before = make_pipeline("lama", max_epochs=1, nb_bigrams=1.0, nb_folds=3).fit(texts, labels)
+    path = tmp_path / "model.pt"
+    save_weights(before, path)
+    payload = _payload(path)
+    state = payload["estimator"]["steps"][1][1]["state"]["network"]
+    keys = state["pair_features.keys"]
+    state["pair_features.keys"] = keys[keys < before[-1].input_adapter_.vocabulary_size ** 2]
+    state["pair_features.values"] = state["pair_features.values"][
+        : len(state["pair_features.keys"])
+    ]
+    del state["pair_features.folds"]
+    del payload["estimator"]["steps"][1][1]["params"]["nb_folds"]
+    payload["library_version"] = "0.5.0"
+    path.write_bytes(_file_bytes(payload))
+    loaded = load_weights(path)
+    pairs = loaded[-1].net_.module_.pair_features
+    assert loaded[-1].nb_folds == 0 and int(pairs.folds) == 0
+    assert len(pairs.keys) == len(state["pair_features.keys"])
+    np.testing.assert_array_equal(loaded.predict_proba(texts), before.predict_proba(texts))
+    loaded.set_params(clf__warm_start=True, clf__max_epochs=1).fit(texts, labels)

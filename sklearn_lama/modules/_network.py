@@ -13,12 +13,17 @@ class PairFeatures(nn.Module):
     Parameters
     ----------
     keys : Tensor of shape (n_pairs,), int64
-        The known pairs, sorted, each as ``first * vocabulary_size + second``.
+        The known pairs, sorted, each as ``block * vocabulary_size ** 2 +
+        first * vocabulary_size + second``.
     values : Tensor of shape (n_pairs, k)
         The features of each known pair; an unknown pair, and the first
         position, get zeros.
     vocabulary_size : int
         Number of token ids.
+    folds : int, default=0
+        Blocks of cross-fitted features after block 0. While training, a row
+        reads block ``1 + sum_t (t + 1) * ids[t] mod folds`` (its fold, see
+        ``bigram_log_count_ratios``); otherwise, and with ``folds=0``, block 0.
 
     A module rebuilt to receive saved weights can start from zero pairs: its
     buffers take the saved shapes when the state dict is loaded.
@@ -33,15 +38,23 @@ class PairFeatures(nn.Module):
     tensor([[0.0000, 1.5000, 0.0000]])
     """
 
-    def __init__(self, keys, values, vocabulary_size):
+    def __init__(self, keys, values, vocabulary_size, folds=0):
         super().__init__()
         self.register_buffer("keys", keys)
         self.register_buffer("values", values)
+        # Saved with the weights; read as a Python int, a device sync otherwise.
+        self.register_buffer("folds", torch.tensor(folds))
+        self._folds = folds
         self.vocabulary_size = vocabulary_size
 
     def forward(self, ids):
         """The features of ``ids`` (B, T): a (B, T, k) tensor."""
         pairs = ids[:, :-1] * self.vocabulary_size + ids[:, 1:]
+        folds = self._folds
+        if self.training and folds:
+            positions = torch.arange(1, ids.shape[1] + 1, device=ids.device)
+            block = (ids.long() * positions).sum(dim=1) % folds + 1
+            pairs = pairs + (block * self.vocabulary_size**2).unsqueeze(1)
         if len(self.keys):
             at = torch.searchsorted(self.keys, pairs).clamp_(max=len(self.keys) - 1)
             found = (self.keys[at] == pairs).unsqueeze(-1)
@@ -57,7 +70,11 @@ class PairFeatures(nn.Module):
             if saved is not None:
                 current = getattr(self, name)
                 setattr(self, name, current.new_empty(saved.shape))
+        if prefix + "keys" in state_dict and prefix + "folds" not in state_dict:
+            # Saved before the pairs were cross-fitted (0.5.0): one block.
+            state_dict[prefix + "folds"] = torch.tensor(0)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        self._folds = int(self.folds)
 
 
 class SequenceNetwork(nn.Module):
