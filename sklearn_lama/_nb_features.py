@@ -141,8 +141,8 @@ def document_folds(batches, folds):
     """
     lengths = np.diff(batches.offsets)
     ids = np.asarray(batches.ids, np.int64)
-    positions = np.arange(len(ids)) - np.repeat(np.asarray(batches.offsets[:-1]), lengths) + 1
     owner = np.repeat(np.arange(len(lengths)), lengths)
+    positions = np.arange(len(ids)) - np.asarray(batches.offsets)[owner] + 1
     hashes = np.zeros(len(lengths), np.int64)
     np.add.at(hashes, owner, ids * positions)
     return hashes % folds
