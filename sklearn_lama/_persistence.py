@@ -63,6 +63,7 @@ _ADDED_PARAMS = {
     "ema_horizon": 0.0,
     "nb_bigrams": 0.0,
     "nb_folds": 0,
+    "embedding_init": "random",
 }
 
 

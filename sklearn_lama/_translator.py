@@ -16,7 +16,8 @@ from ._batching import BucketBatchSampler, batch_ends
 from ._decoding import beam_search, greedy_search
 from ._persistence import register
 from ._sequences import TokenSequences
-from ._sklearn_compat import Interval
+from ._sklearn_compat import Interval, StrOptions
+from ._subword_vectors import start_from_word2vec
 from ._subwords import (
     BOS_ID,
     EOS_ID,
@@ -95,6 +96,20 @@ class DuoTranslator(BaseEstimator):
     dropout : float, default=0.1
     meta_embeddings, weight_sharing, duo_norm, fusion : bool, default=True
         The Duo model's parts, in the order of the paper's ablation (Table 6).
+    embedding_init : {"auto", "word2vec", "random"}, default="auto"
+        How the subword embedding tables start. ``"word2vec"``: from word2vec
+        vectors (gensim) learned in ``fit`` on the training pairs' subwords,
+        one model per stream and side: CBOW for the first stream, skip-gram
+        for the second. The two streams are then two separately trained
+        embeddings of the same tokens, as the paper's meta-embeddings are
+        (it pairs pretrained GloVe tables); from two random tables they
+        differ only by their random start. ``"random"``: normal, as in the
+        vanilla Transformer. ``"auto"``: ``"word2vec"`` with
+        ``meta_embeddings``, else ``"random"``, so that all flags off is the
+        vanilla Transformer. The vectors are rescaled to the spread of the
+        random start; their training time counts in ``max_time``. A source
+        read from a :class:`~sklearn_lama.MetaEmbeddingTransformer` keeps
+        its tables.
     vocab_size : int, default=8000
         Subwords per side (a soft limit: fewer on a small corpus).
     label_smoothing : float, default=0.1
@@ -106,8 +121,8 @@ class DuoTranslator(BaseEstimator):
         training batch.
     max_epochs : int, default=30
     max_time : float or None, default=None
-        Training budget in seconds (validation included, ``epoch_callback``
-        excluded), checked after every batch.
+        Training budget in seconds (word2vec starting vectors and validation
+        included, ``epoch_callback`` excluded), checked after every batch.
     n_iter_no_change : int or None, default=3
         Stop after this many epochs without a lower validation loss
         (``None``: never).
@@ -170,6 +185,7 @@ class DuoTranslator(BaseEstimator):
         "weight_sharing": ["boolean"],
         "duo_norm": ["boolean"],
         "fusion": ["boolean"],
+        "embedding_init": [StrOptions({"auto", "word2vec", "random"})],
         "vocab_size": [Interval(Integral, 300, None, closed="left")],
         "label_smoothing": [Interval(Real, 0, 1, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
@@ -200,6 +216,7 @@ class DuoTranslator(BaseEstimator):
         weight_sharing=True,
         duo_norm=True,
         fusion=True,
+        embedding_init="auto",
         vocab_size=8000,
         label_smoothing=0.1,
         learning_rate=1e-3,
@@ -226,6 +243,7 @@ class DuoTranslator(BaseEstimator):
         self.weight_sharing = weight_sharing
         self.duo_norm = duo_norm
         self.fusion = fusion
+        self.embedding_init = embedding_init
         self.vocab_size = vocab_size
         self.label_smoothing = label_smoothing
         self.learning_rate = learning_rate
@@ -335,6 +353,7 @@ class DuoTranslator(BaseEstimator):
         n_valid = round(self.validation_fraction * n) if n > 1 else 0
         order = rng.permutation(n)
         train, valid = np.sort(order[n_valid:]), np.sort(order[:n_valid])
+        vectors_seed = int(rng.randint(2**31 - 2))
 
         if isinstance(X, TokenSequences):
             self.source_subwords_ = None
@@ -355,13 +374,30 @@ class DuoTranslator(BaseEstimator):
             torch.manual_seed(seed)
             self.module_ = self._build_module(src_vocab, tables).to(self.device)
             self.n_parameters_ = sum(p.numel() for p in self.module_.parameters())
+            spent = 0.0
+            if self._word2vec_init():
+                start = time.perf_counter()
+                sides = [(self.module_.tgt_embeddings, tgt_ids)]
+                if self.source_subwords_ is not None:
+                    sides.append((self.module_.src_embeddings, src_ids))
+                for embeddings, ids in sides:
+                    start_from_word2vec(
+                        embeddings, [ids[i] for i in train], self.d_model**-0.5, vectors_seed
+                    )
+                spent = time.perf_counter() - start
             self._train(
                 [src_ids[i] for i in train],
                 [tgt_ids[i] for i in train],
                 [src_ids[i] for i in valid],
                 [tgt_ids[i] for i in valid],
+                spent,
             )
         return self
+
+    def _word2vec_init(self):
+        if self.embedding_init == "auto":
+            return self.meta_embeddings
+        return self.embedding_init == "word2vec"
 
     def _batches(self, src, tgt, shuffle):
         lengths = np.array([max(len(s), len(t) + 1) for s, t in zip(src, tgt)])
@@ -400,7 +436,7 @@ class DuoTranslator(BaseEstimator):
             total, count = total + loss.item(), count + tokens
         return total / max(count, 1)
 
-    def _train(self, src, tgt, valid_src, valid_tgt):
+    def _train(self, src, tgt, valid_src, valid_tgt, spent):
         module = self.module_
         optimizer = torch.optim.Adam(
             module.parameters(), lr=self.learning_rate, betas=(0.9, 0.98), eps=1e-9
@@ -410,7 +446,7 @@ class DuoTranslator(BaseEstimator):
             optimizer, lambda step: min((step + 1) / warmup, math.sqrt(warmup / (step + 1)))
         )
         self.history_, best_loss, best_state, stale, step = [], math.inf, None, 0, 0
-        spent, out_of_time = 0.0, False
+        out_of_time = False
         for epoch in range(1, self.max_epochs + 1):
             start = time.perf_counter()
             module.train()
