@@ -106,8 +106,9 @@ class DuoTranslator(BaseEstimator):
         differ only by their random start. ``"random"``: normal, as in the
         vanilla Transformer. ``"auto"``: ``"word2vec"`` with
         ``meta_embeddings``, else ``"random"``, so that all flags off is the
-        vanilla Transformer. The vectors are rescaled to the spread of the
-        random start; their training time counts in ``max_time``. A source
+        vanilla Transformer. The vectors are rescaled to a quarter of the
+        spread of the random start; their training time counts in
+        ``max_time``. A source
         read from a :class:`~sklearn_lama.MetaEmbeddingTransformer` keeps
         its tables.
     vocab_size : int, default=8000
@@ -380,9 +381,15 @@ class DuoTranslator(BaseEstimator):
                 sides = [(self.module_.tgt_embeddings, tgt_ids)]
                 if self.source_subwords_ is not None:
                     sides.append((self.module_.src_embeddings, src_ids))
+                # A quarter of the random start's spread. English -> French, 128 wide, same seeds,
+                # validation perplexity after one epoch: 29.8 at the full spread, 22.2 at half,
+                # 20.5 at a quarter (Translation page).
                 for embeddings, ids in sides:
                     start_from_word2vec(
-                        embeddings, [ids[i] for i in train], self.d_model**-0.5, vectors_seed
+                        embeddings,
+                        [ids[i] for i in train],
+                        0.25 * self.d_model**-0.5,
+                        vectors_seed,
                     )
                 spent = time.perf_counter() - start
             self._train(

@@ -89,9 +89,9 @@ def test_which_tables_start_from_word2vec(init, meta, sides, monkeypatch):
     module = mt.module_
     named = {id(module.tgt_embeddings): "tgt", id(module.src_embeddings): "src"}
     assert [named[id(c[0])] for c in calls] == sides
-    # Only the training pairs, never the validation ones; the random start's spread.
+    # Only the training pairs, never the validation ones; a quarter of the random start's spread.
     assert all(n == len(EN) - round(0.25 * len(EN)) for _, n, _ in calls)
-    assert all(std == pytest.approx(SMALL["d_model"] ** -0.5) for *_, std in calls)
+    assert all(std == pytest.approx(0.25 * SMALL["d_model"] ** -0.5) for *_, std in calls)
 
 
 def test_source_from_a_meta_embedding_transformer_keeps_its_tables(monkeypatch):
