@@ -49,8 +49,7 @@ def start_from_word2vec(embeddings, sequences, std, seed):
 
     The first table gets CBOW vectors and the second skip-gram ones, trained separately on the
     same sentences: two different embeddings of the same tokens, as the Duo paper's
-    meta-embeddings are. Each table's vectors are rescaled to the standard deviation ``std`` of
-    the random initialisation they replace, so the model's scale factors keep their meaning; ids
+    meta-embeddings are. Each table's vectors are rescaled to the standard deviation ``std``; ids
     that never occur keep their random rows.
 
     Parameters
@@ -59,7 +58,7 @@ def start_from_word2vec(embeddings, sequences, std, seed):
     sequences : list of int arrays
         The training sentences' ids.
     std : float
-        Standard deviation of the tables' random initialisation.
+        Standard deviation of the rescaled vectors.
     seed : int
         Seed of the first model; the second uses ``seed + 1``.
     """

@@ -108,9 +108,8 @@ class DuoTranslator(BaseEstimator):
         ``meta_embeddings``, else ``"random"``, so that all flags off is the
         vanilla Transformer. The vectors are rescaled to a quarter of the
         spread of the random start; their training time counts in
-        ``max_time``. A source
-        read from a :class:`~sklearn_lama.MetaEmbeddingTransformer` keeps
-        its tables.
+        ``max_time``. A source read from a
+        :class:`~sklearn_lama.MetaEmbeddingTransformer` keeps its tables.
     vocab_size : int, default=8000
         Subwords per side (a soft limit: fewer on a small corpus).
     label_smoothing : float, default=0.1
