@@ -51,10 +51,10 @@ from gensim.models import KeyedVectors, Word2Vec
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_lama import LAMAClassifier, Word2VecVectorizer
-from sklearn_lama._text import build_analyzer
-from sklearn_lama._vector_files import load_vectors
-from sklearn_lama._vectorizer import procrustes
 from sklearn_lama.datasets import load_mr, load_r8
+from sklearn_lama.text._text import build_analyzer
+from sklearn_lama.text._vector_files import load_vectors
+from sklearn_lama.text._vectorizer import procrustes
 
 
 def pretrained_file(folder):

@@ -74,8 +74,8 @@ def cell(language, model_key, budget_s, train_limit, curve_limit, test_limit, mo
     import sacrebleu
 
     from sklearn_lama import DuoTranslator
-    from sklearn_lama._subwords import PLACEHOLDER
     from sklearn_lama.datasets import load_gettext
+    from sklearn_lama.translation._subwords import PLACEHOLDER
 
     bunch = load_gettext(language)
     test = load_gettext(language, subset="test")

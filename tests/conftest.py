@@ -5,7 +5,7 @@ from sklearn.pipeline import Pipeline
 from skorch.callbacks import Callback
 
 from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier, Word2VecVectorizer
-from sklearn_lama._batching import SequenceBatches
+from sklearn_lama.training._batching import SequenceBatches
 
 # Small, fast settings per classifier, and one hyper-parameter to grid-search.
 CLASSIFIERS = {

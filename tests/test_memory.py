@@ -24,7 +24,7 @@ from sklearn_lama import (
     TokenSequences,
     Word2VecVectorizer,
 )
-from sklearn_lama._batching import MAX_BATCH_TOKENS, batch_ends
+from sklearn_lama.training._batching import MAX_BATCH_TOKENS, batch_ends
 
 from .conftest import CLASSIFIERS, make_pipeline
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from sklearn_lama import load_weights, save_weights
-from sklearn_lama._batching import SequenceBatches
-from sklearn_lama._nb_features import bigram_log_count_ratios, document_folds
+from sklearn_lama.classification._nb_features import bigram_log_count_ratios, document_folds
 from sklearn_lama.modules import PairFeatures
+from sklearn_lama.training._batching import SequenceBatches
 
 from .conftest import make_classifier, make_pipeline
 

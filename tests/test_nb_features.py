@@ -5,11 +5,11 @@ import pytest
 import torch
 from skorch.dataset import ValidSplit
 
-from sklearn_lama import _base as base_module
-from sklearn_lama._batching import SequenceBatches
-from sklearn_lama._nb_features import append_ratios, log_count_ratios, nb_columns
-from sklearn_lama._training import HoldOut
+from sklearn_lama.classification import _base as base_module
+from sklearn_lama.classification._nb_features import append_ratios, log_count_ratios, nb_columns
 from sklearn_lama.modules import SequenceNetwork
+from sklearn_lama.training._batching import SequenceBatches
+from sklearn_lama.training._training import HoldOut
 
 from .conftest import make_classifier, make_pipeline
 

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 
-from sklearn_lama import Word2VecVectorizer, _vector_files
-from sklearn_lama._vectorizer import procrustes
+from sklearn_lama import Word2VecVectorizer
+from sklearn_lama.text import _vector_files
+from sklearn_lama.text._vectorizer import procrustes
 
 GENSIM_GLOVE = Path(gensim.__file__).parent / "test" / "test_data" / "test_glove.txt"
 

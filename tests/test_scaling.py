@@ -6,7 +6,7 @@ import torch
 from skorch.callbacks import Callback
 
 from sklearn_lama import DuoClassifier, TokenSequences
-from sklearn_lama._threads import resolve_threads
+from sklearn_lama.utils._threads import resolve_threads
 
 from .conftest import make_classifier
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-import sklearn_lama._translator as translator_module
+import sklearn_lama.translation._translator as translator_module
 from sklearn_lama import (
     DuoTranslator,
     MetaEmbeddingTransformer,
@@ -14,7 +14,7 @@ from sklearn_lama import (
     load_weights,
     save_weights,
 )
-from sklearn_lama._subword_vectors import start_from_word2vec, word2vec_vectors
+from sklearn_lama.translation._subword_vectors import start_from_word2vec, word2vec_vectors
 
 from .test_persistence import _file_bytes, _payload
 from .test_translator import EN, FR, SMALL

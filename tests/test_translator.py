@@ -11,8 +11,8 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
 from sklearn_lama import DuoTranslator, MetaEmbeddingTransformer, Word2VecVectorizer
-from sklearn_lama._decoding import beam_search, greedy_search
-from sklearn_lama._subwords import (
+from sklearn_lama.translation._decoding import beam_search, greedy_search
+from sklearn_lama.translation._subwords import (
     BOS_ID,
     EOS_ID,
     protect_placeholders,

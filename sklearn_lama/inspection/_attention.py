@@ -6,9 +6,9 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from .._duo import DuoClassifier
-from .._lama import LAMAClassifier
-from .._sequences import OOV_ID
+from ..classification._duo import DuoClassifier
+from ..classification._lama import LAMAClassifier
+from ..text._sequences import OOV_ID
 
 
 class Attended(NamedTuple):

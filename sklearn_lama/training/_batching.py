@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, Subset
 
-from ._sequences import pad_ragged
+from ..text._sequences import pad_ragged
 
 # Padded tokens a batch may hold. Measured on the 2-core CPU at default
 # settings (100-dimensional word2vec), activations take about 12 KB per padded

@@ -19,18 +19,9 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ._inference import run_sorted
-from ._inputs import check_input, restore_adapter
-from ._nb_features import (
-    append_ratios,
-    bigram_log_count_ratios,
-    log_count_ratios,
-    nb_columns,
-    ratio_scales,
-)
-from ._sklearn_compat import Interval, Options, StrOptions
-from ._threads import resolve_threads, torch_threads
-from ._training import (
+from ..modules import PairFeatures, SequenceNetwork
+from ..training._inference import run_sorted
+from ..training._training import (
     OPTIMIZERS,
     PRECISIONS,
     averaging_decay,
@@ -43,7 +34,16 @@ from ._training import (
     training_state,
     training_view,
 )
-from .modules import PairFeatures, SequenceNetwork
+from ..utils._sklearn_compat import Interval, Options, StrOptions
+from ..utils._threads import resolve_threads, torch_threads
+from ._inputs import check_input, restore_adapter
+from ._nb_features import (
+    append_ratios,
+    bigram_log_count_ratios,
+    log_count_ratios,
+    nb_columns,
+    ratio_scales,
+)
 
 __all__ = ["BaseSequenceClassifier"]
 

@@ -3,13 +3,13 @@
 import math
 from numbers import Integral, Real
 
+from ..modules import DuoModule
+from ..training._batching import MAX_BATCH_TOKENS
+from ..training._training import INFERENCE_BATCH
+from ..utils._persistence import register
+from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._batching import MAX_BATCH_TOKENS
 from ._docstrings import classifier_docstring
-from ._persistence import register
-from ._sklearn_compat import Interval, StrOptions
-from ._training import INFERENCE_BATCH
-from .modules import DuoModule
 
 __all__ = ["DuoClassifier"]
 

@@ -5,9 +5,9 @@ from collections import Counter
 import numpy as np
 from sklearn.base import TransformerMixin, clone
 
-from ._persistence import register
+from ..utils._persistence import register
+from ..utils._sklearn_compat import _BaseComposition
 from ._sequences import N_RESERVED, OOV_ID
-from ._sklearn_compat import _BaseComposition
 from ._text import build_analyzer, check_documents
 from ._vectorizer import TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin
 

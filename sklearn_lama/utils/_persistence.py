@@ -43,7 +43,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from ._version import __version__
+from .._version import __version__
 
 __all__ = ["check_writable", "load_weights", "register", "save_weights"]
 

@@ -2,13 +2,13 @@
 
 from numbers import Integral, Real
 
+from ..modules import LAMAModule
+from ..training._batching import MAX_BATCH_TOKENS
+from ..training._training import INFERENCE_BATCH
+from ..utils._persistence import register
+from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._batching import MAX_BATCH_TOKENS
 from ._docstrings import classifier_docstring
-from ._persistence import register
-from ._sklearn_compat import Interval, StrOptions
-from ._training import INFERENCE_BATCH
-from .modules import LAMAModule
 
 __all__ = ["LAMAClassifier"]
 

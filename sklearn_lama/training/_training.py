@@ -13,8 +13,8 @@ from skorch.history import History
 from skorch.utils import TeeGenerator
 from torch.utils.data import Subset
 
+from ..utils._persistence import check_writable, save_weights
 from ._batching import TrainingView, make_loader
-from ._persistence import check_writable, save_weights
 
 __all__ = [
     "HoldOut",

@@ -10,9 +10,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._persistence import register
+from ..utils._persistence import register
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._sequences import N_RESERVED, OOV_ID, TokenSequences
-from ._sklearn_compat import Interval, StrOptions, _fit_context
 from ._text import build_analyzer, check_documents, encode_documents, iter_documents
 from ._vector_files import FORMATS, load_vectors, resolve_pretrained
 

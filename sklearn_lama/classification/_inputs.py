@@ -10,8 +10,8 @@ import numpy as np
 import torch
 from sklearn.utils.validation import validate_data
 
-from ._batching import SequenceBatches
-from ._sequences import TokenSequences
+from ..text._sequences import TokenSequences
+from ..training._batching import SequenceBatches
 
 __all__ = ["InputAdapter", "check_input", "restore_adapter"]
 

@@ -21,7 +21,7 @@ the ratios counted on the documents outside its fold (Chernozhukov et al.,
 import numpy as np
 import scipy.sparse as sp
 
-from ._sequences import N_RESERVED
+from ..text._sequences import N_RESERVED
 
 __all__ = [
     "append_ratios",

@@ -6,13 +6,13 @@ from numbers import Integral, Real
 from skorch.callbacks import LRScheduler
 from torch.optim.lr_scheduler import LambdaLR
 
+from ..modules import FCSRModule, fcsr_lr_lambda
+from ..training._batching import MAX_BATCH_TOKENS
+from ..training._training import INFERENCE_BATCH
+from ..utils._persistence import register
+from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._batching import MAX_BATCH_TOKENS
 from ._docstrings import classifier_docstring
-from ._persistence import register
-from ._sklearn_compat import Interval, StrOptions
-from ._training import INFERENCE_BATCH
-from .modules import FCSRModule, fcsr_lr_lambda
 
 __all__ = ["FCSRClassifier"]
 

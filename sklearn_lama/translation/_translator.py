@@ -12,11 +12,12 @@ import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._batching import BucketBatchSampler, batch_ends
+from ..modules import DuoTranslationModule
+from ..text._sequences import TokenSequences
+from ..training._batching import BucketBatchSampler, batch_ends
+from ..utils._persistence import register
+from ..utils._sklearn_compat import Interval, StrOptions
 from ._decoding import beam_search, greedy_search
-from ._persistence import register
-from ._sequences import TokenSequences
-from ._sklearn_compat import Interval, StrOptions
 from ._subword_vectors import start_from_word2vec
 from ._subwords import (
     BOS_ID,
@@ -28,7 +29,6 @@ from ._subwords import (
     protect_placeholders,
     restore_placeholders,
 )
-from .modules import DuoTranslationModule
 
 __all__ = ["DuoTranslator"]
 

@@ -26,7 +26,7 @@ def run_sorted(net, batches, compute, batch_size=INFERENCE_BATCH, max_tokens=MAX
     Documents are sorted by length, which keeps padding, and so wasted
     compute, small, and cut into batches of at most ``batch_size`` documents
     within the budget of ``max_tokens`` padded tokens (see
-    :func:`~sklearn_lama._batching.batch_ends`); masking makes each
+    :func:`~sklearn_lama.training._batching.batch_ends`); masking makes each
     document's output independent of its batch. Ties are broken by content,
     so any permutation of the same documents gives the same batches: float32
     kernels can round a row differently at another position, and outputs must

@@ -1,0 +1,1 @@
+"""The training stack every estimator shares: the skorch net, callbacks, batching, inference."""
