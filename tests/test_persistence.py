@@ -27,6 +27,7 @@ from sklearn_lama import (
     LAMAClassifier,
     MetaEmbeddingTransformer,
     Word2VecVectorizer,
+    __version__,
     load_weights,
     save_weights,
 )
@@ -290,6 +291,7 @@ def _damaged_files(good):
         "joblib": pickled.getvalue(),
         "foreign": edited(lambda p: p.clear() or p.update(weights=torch.ones(2))),
         "newer": edited(lambda p: p.update(format_version=3)),
+        "unversioned": edited(lambda p: p.pop("library_version")),
         "old-format": old_format(),
         "other-version": edited(
             lambda p: (step(p, 1)["state"].pop("input"), p.update(library_version="0.9.0"))
@@ -320,11 +322,10 @@ def test_bad_files_are_a_value_error_naming_the_path(fitted, tmp_path):
         error = info.value  # no torch traceback chained to it:
         assert error.__context__ is None or error.__suppress_context__, name
     assert "version 3" in _load_error(tmp_path / "newer.pt")
+    assert "no library version" in _load_error(tmp_path / "unversioned.pt")
     assert "'os.system'" in _load_error(tmp_path / "unregistered.pt")
     assert "format's header" in _load_error(tmp_path / "joblib.pt")
-    assert "saved by sklearn_lama 0.1.0 in weights format 1" in _load_error(
-        tmp_path / "old-format.pt"
-    )
+    assert "saved by sklearn_lama 0.1.0" in _load_error(tmp_path / "old-format.pt")
     assert "saved by sklearn_lama 0.9.0" in _load_error(tmp_path / "other-version.pt")
     for name in (
         "truncated",
@@ -710,63 +711,19 @@ def test_each_fit_of_a_grid_search_writes_its_own_checkpoint(tmp_path):
     )
 
 
-@pytest.mark.parametrize(
-    "version, added",
-    [
-        ("0.2.0", ["nb_features", "embedding_dropout", "ema_horizon", "nb_bigrams", "nb_folds"]),
-        ("0.3.0", ["ema_horizon", "nb_bigrams", "nb_folds"]),
-        ("0.4.0", ["nb_bigrams", "nb_folds"]),
-    ],
-)
-def test_file_from_before_a_parameter_loads_as_it_was(version, added, toy_corpus, tmp_path):
-    # A file of an older version lacks the parameters added since; the values
-    # it loads with (0: no Naive Bayes columns, no dropout, no averaging, no
-    # pair columns) are
-    # those of how it was trained.
-    texts, labels = toy_corpus
-    off = {
-        "nb_features": 0.0,
-        "embedding_dropout": 0.0,
-        "ema_horizon": 0.0,
-        "nb_bigrams": 0.0,
-        "nb_folds": 0,
-    }
-    before = make_pipeline("lama", max_epochs=2, **off)
-    before.fit(texts, labels)
+@pytest.mark.parametrize("version", ["0.6.0", "0.7.1", "1.0.0"])
+def test_file_of_another_version_is_refused(version, fitted, tmp_path):
+    # Until 1.0 a file loads only in the version that wrote it, even when
+    # nothing in it changed: no parameter or state is filled in for it.
     path = tmp_path / "model.pt"
-    save_weights(before, path)
+    save_weights(fitted["lama"], path)
     payload = _payload(path)
-    params = payload["estimator"]["steps"][1][1]["params"]
-    for name in added:
-        del params[name]
     payload["library_version"] = version
     path.write_bytes(_file_bytes(payload))
-    loaded = load_weights(path)
-    assert {name: getattr(loaded[-1], name) for name in added} == {name: 0.0 for name in added}
-    np.testing.assert_array_equal(loaded.predict_proba(texts), before.predict_proba(texts))
-
-
-def test_file_from_before_cross_fitted_pairs_loads_as_it_was(toy_corpus, tmp_path):
-    # 0.5.0 saved pair features without the number of cross-fitting folds: its
-    # pairs were one block, read while training too.
-    texts, labels = toy_corpus
-    before = make_pipeline("lama", max_epochs=1, nb_bigrams=1.0, nb_folds=3).fit(texts, labels)
-    path = tmp_path / "model.pt"
-    save_weights(before, path)
-    payload = _payload(path)
-    state = payload["estimator"]["steps"][1][1]["state"]["network"]
-    keys = state["pair_features.keys"]
-    state["pair_features.keys"] = keys[keys < before[-1].input_adapter_.vocabulary_size ** 2]
-    state["pair_features.values"] = state["pair_features.values"][
-        : len(state["pair_features.keys"])
-    ]
-    del state["pair_features.folds"]
-    del payload["estimator"]["steps"][1][1]["params"]["nb_folds"]
-    payload["library_version"] = "0.5.0"
+    message = _load_error(path)
+    assert str(path) in message
+    assert f"saved by sklearn_lama {version}, and this is sklearn_lama {__version__}" in message
+    assert f"Load it with sklearn_lama {version}, or refit" in message
+    payload["library_version"] = __version__
     path.write_bytes(_file_bytes(payload))
-    loaded = load_weights(path)
-    pairs = loaded[-1].net_.module_.pair_features
-    assert loaded[-1].nb_folds == 0 and int(pairs.folds) == 0
-    assert len(pairs.keys) == len(state["pair_features.keys"])
-    np.testing.assert_array_equal(loaded.predict_proba(texts), before.predict_proba(texts))
-    loaded.set_params(clf__warm_start=True, clf__max_epochs=1).fit(texts, labels)
+    assert type(load_weights(path)) is type(fitted["lama"])

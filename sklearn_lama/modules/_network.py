@@ -70,9 +70,6 @@ class PairFeatures(nn.Module):
             if saved is not None:
                 current = getattr(self, name)
                 setattr(self, name, current.new_empty(saved.shape))
-        if prefix + "keys" in state_dict and prefix + "folds" not in state_dict:
-            # Saved before the pairs were cross-fitted (0.5.0): one block.
-            state_dict[prefix + "folds"] = torch.tensor(0)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
         self._folds = int(self.folds)
 

@@ -477,7 +477,7 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         """Become the fitted vectorizer that :meth:`_export_state` described."""
         self._set_vocabulary(state["words"])
         self.embedding_ = self._loaded_table(state["embedding"])
-        coverage = state.get("coverage")  # absent from files of earlier versions
+        coverage = state["coverage"]
         self.coverage_ = None if coverage is None else float(coverage)
 
     def inverse_transform(self, X):

@@ -18,7 +18,10 @@ Layout: one header line, then one ``torch.save`` of a dict::
          | {"class": "FrozenEstimator", "estimator": NODE}
 
 The digest makes any change to the stored bytes (a flipped bit, a partial
-overwrite) a clear error instead of a model that predicts differently.
+overwrite) a clear error instead of a model that predicts differently. Until
+version 1.0 parameters and fitted state change between releases, so a file
+loads only in the ``library_version`` that wrote it; any other version refuses
+it with a message naming both.
 ``params`` are ``get_params(deep=False)``; a value that is a tuple, a path or
 an estimator (a ``MetaEmbeddingTransformer`` source) is stored as a one-key
 dict ``{"tuple": [...]}``, ``{"path": "..."}`` or ``{"estimator": {"class":
@@ -56,15 +59,6 @@ _ESTIMATORS = {}
 _SCALARS = (type(None), bool, int, float, str)
 # Parameters that hold code: stored as None (documented with the parameter).
 _NOT_STORED = {"callbacks", "epoch_callback"}
-# Parameters added since format 2, with the value that behaves as before them.
-_ADDED_PARAMS = {
-    "embedding_dropout": 0.0,
-    "nb_features": 0.0,
-    "ema_horizon": 0.0,
-    "nb_bigrams": 0.0,
-    "nb_folds": 0,
-    "embedding_init": "random",
-}
 
 
 def register(cls):
@@ -174,9 +168,10 @@ def load_weights(path):
     ValueError
         If the file is missing, truncated, altered in storage (its content no
         longer matches the digest it carries), not in this format (e.g. a
-        pickle), or saved by a version of sklearn_lama whose files this one
-        cannot rebuild (the message names both versions); the message names the
-        file. No half-built estimator is returned.
+        pickle), or saved by another version of sklearn_lama (until 1.0, a
+        file loads only in the version that wrote it; the message names both
+        versions); the message names the file. No half-built estimator is
+        returned.
 
     See Also
     --------
@@ -192,14 +187,6 @@ def load_weights(path):
     # The file is untrusted input: whatever fails while rebuilding from it
     # means the file is invalid, and the caller gets one error type.
     except Exception as exc:
-        saved = payload.get("library_version")
-        if saved != __version__:
-            raise ValueError(
-                f"{os.fspath(path)!r} was saved by sklearn_lama {saved}, and this version "
-                f"({__version__}) cannot rebuild the estimator from it "
-                f"({type(exc).__name__}: {exc}); load it with sklearn_lama {saved}, or "
-                "refit and save again."
-            ) from None
         raise ValueError(
             f"{os.fspath(path)!r} is not a valid sklearn_lama weights file: cannot "
             f"rebuild the estimator ({type(exc).__name__}: {exc})"
@@ -360,6 +347,11 @@ def _read(path):
     payload = _torch_load(name, body)
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"{name!r} is not a sklearn_lama weights file.")
+    saved = payload.get("library_version")
+    if not isinstance(saved, str):
+        raise ValueError(f"{name!r} is not a sklearn_lama weights file (no library version).")
+    if saved != __version__:
+        raise ValueError(_other_version_message(name, saved))
     version = payload.get("format_version")
     if version != FORMAT_VERSION:
         raise ValueError(
@@ -402,11 +394,16 @@ def _old_format_message(name, data):
             f"{name!r} is not a sklearn_lama weights file of this version (a plain "
             "torch or pickle zip file?)."
         )
+    return _other_version_message(name, saved)
+
+
+def _other_version_message(name, saved):
+    """Why a file written by sklearn_lama ``saved``, another version, is refused."""
     return (
-        f"{name!r} was saved by sklearn_lama {saved} in weights format 1; sklearn_lama "
-        f"{__version__} reads format {FORMAT_VERSION} only (files now carry a digest of "
-        f"their content): load it with sklearn_lama {saved} and save it again with this "
-        "version, or refit."
+        f"{name!r} was saved by sklearn_lama {saved}, and this is sklearn_lama "
+        f"{__version__}: until version 1.0 a weights file loads only in the version "
+        f"that wrote it. Load it with sklearn_lama {saved}, or refit the estimator "
+        f"with sklearn_lama {__version__} and save it again."
     )
 
 
@@ -427,11 +424,6 @@ def _decode_config(node):
     if name not in _ESTIMATORS:
         raise ValueError(f"unknown estimator class {name!r}")
     params = {k: _decode_value(v) for k, v in node["params"].items()}
-    # A file from before a parameter existed gets the value that behaves as
-    # that version did (its network has no extra columns, for instance).
-    for key, value in _ADDED_PARAMS.items():
-        if key in _ESTIMATORS[name]._get_param_names():
-            params.setdefault(key, value)
     estimator = _ESTIMATORS[name](**params)
     estimator._validate_params()
     return estimator
