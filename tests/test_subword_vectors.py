@@ -11,12 +11,9 @@ from sklearn_lama import (
     DuoTranslator,
     MetaEmbeddingTransformer,
     Word2VecVectorizer,
-    load_weights,
-    save_weights,
 )
 from sklearn_lama.translation._subword_vectors import start_from_word2vec, word2vec_vectors
 
-from .test_persistence import _file_bytes, _payload
 from .test_translator import EN, FR, SMALL
 
 SENTENCES = [np.array(s, dtype=np.int64) for s in ([4, 5, 6, 7], [5, 6, 8], [9, 4, 5], [])] * 5
@@ -129,17 +126,3 @@ def test_word2vec_start_changes_the_model_and_is_reproducible():
 def test_bad_embedding_init_is_refused_naming_the_parameter():
     with pytest.raises(ValueError, match="embedding_init"):
         DuoTranslator(**SMALL, embedding_init="glove").fit(EN, FR)
-
-
-def test_file_from_before_word2vec_starts_loads_as_it_was(tmp_path):
-    # 0.6.0 saved translators without embedding_init: they started from random tables.
-    before = DuoTranslator(**{**SMALL, "max_epochs": 2}, embedding_init="random").fit(EN, FR)
-    path = tmp_path / "mt.pt"
-    save_weights(before, path)
-    payload = _payload(path)
-    del payload["estimator"]["params"]["embedding_init"]
-    payload["library_version"] = "0.6.0"
-    path.write_bytes(_file_bytes(payload))
-    loaded = load_weights(path)
-    assert loaded.embedding_init == "random"
-    assert loaded.predict(EN).tolist() == before.predict(EN).tolist()
