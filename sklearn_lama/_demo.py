@@ -42,8 +42,8 @@ def main(argv=None):
         "--dataset",
         choices=sorted(LOADERS),
         default="mr",
-        help="mr (default, about a minute on 2 CPU cores) or r8 (longer documents, "
-        "about 5 minutes)",
+        help="mr (default: short movie-review sentences) or r8 (news articles, longer "
+        "documents that take longer to train on)",
     )
     parser.add_argument("--n-heads", type=int, default=15)
     parser.add_argument("--max-epochs", type=int, default=20)

@@ -552,7 +552,7 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
             logits = np.empty((len(batches), len(self.classes_)), dtype=np.float64)
             # Each batch goes straight into the result: skorch's predict_proba keeps
             # one small array per batch until the end, and on glibc those pin the
-            # heap between batches (FCSR grew by 1.7 GB over 200,000 documents).
+            # heap between batches, so memory grew with the stream.
             for rows, out in pairs:
                 logits[rows] = out.cpu().numpy()
             return logits

@@ -50,9 +50,9 @@ TRAINING_PARAMETERS = """embedding_dim : int, default=100
         from the initial weights, so the first epoch's average still leans
         towards them. Validation, early stopping, checkpoints and the fitted
         model use the average; training goes on from the optimiser's own
-        weights. ``0`` trains as the papers do, on the last weights. On MR the
-        default raised the test accuracy of all three classifiers (see the
-        user guide). ``partial_fit`` does not average (one epoch, often of a
+        weights. ``0`` trains as the papers do, on the last weights (the
+        documentation's results page compares the two). ``partial_fit`` does
+        not average (one epoch, often of a
         few steps, per call), nor does a fit whose horizon is under one step;
         continued training (``warm_start``) starts a new average from the
         fitted weights.
@@ -108,18 +108,17 @@ TRAINING_PARAMETERS = """embedding_dim : int, default=100
         torch's intra-op threads during ``fit``, ``predict`` and the other
         methods; the caller's setting is restored afterwards. ``None`` means
         1, as ``n_jobs=None`` does in scikit-learn: on a machine that other
-        processes keep busy, more threads than idle cores made training
-        several times slower, and under a parallel search (loky, Dask, Ray)
-        each fit then keeps to one core. A positive int asks for that many; a
+        processes keep busy, threads beyond the idle cores spin waiting for
+        each other, and under a parallel search (loky, Dask, Ray) each fit
+        then keeps to one core. A positive int asks for that many; a
         negative one counts from the CPUs the process was given
         (``OMP_NUM_THREADS`` if set, else its CPU affinity): -1 is all of
         them. See the user guide's "Scaling out" page.
     max_batch_tokens : int, default=32768
         Budget of padded tokens (documents x longest length) of every batch,
         in training and inference; a longer document is a batch of its own.
-        Memory grows with it (on the CPU, inference takes about 3 KiB per
-        token for LAMA, 12 KiB for FCSR and 0.5 KiB for Duo): raise it on a
-        GPU with memory to spare.
+        Memory grows linearly with it (the reliability page gives each
+        model's bytes per token): raise it on a GPU with memory to spare.
     inference_batch_size : int, default=256
         Most documents per batch in ``predict``, ``predict_proba``,
         ``decision_function``, ``attention_weights`` and validation (at

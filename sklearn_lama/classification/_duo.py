@@ -14,9 +14,8 @@ from ._docstrings import classifier_docstring
 __all__ = ["DuoClassifier"]
 
 # Default bytes that one attention tensor of an encoder layer (documents x
-# n_heads x T x T float32) may take in a batch. Measured on the CPU, a layer
-# peaks at about 5 such tensors in inference and 9 in training, so a batch at
-# the limit needs about 1.4 GB (2.4 GB per layer in training).
+# n_heads x T x T float32) may take in a batch; a layer holds several at once
+# (the reliability page gives the peak memory at this limit).
 _ATTENTION_BYTES = 2**28
 
 
@@ -37,10 +36,9 @@ class DuoClassifier(BaseSequenceClassifier):
 
     From the paper: ``d_ff=600``, Adam. See
     :class:`~sklearn_lama.modules.DuoModule` for ``attention_softmax`` and
-    ``bias``, whose defaults (softmax kept, biases on) differ from the paper's
-    because they measured better on R8 and MR. The embedding tables are
-    fine-tuned by default, which measured better than frozen tables on both
-    (the documentation's results page has the figures).
+    ``bias``, whose defaults (softmax kept, biases on) differ from the
+    paper's. The embedding tables are fine-tuned by default. The
+    documentation's results page has the comparisons behind these defaults.
 
     Parameters
     ----------
@@ -71,17 +69,18 @@ class DuoClassifier(BaseSequenceClassifier):
         encoder layers and the Eq. 1-3 head: ``"concat"`` appends a
         ``position_dim``-wide encoding, ``"add"`` adds one of the embedding's
         width as the Transformer does, ``None`` is the paper's order-blind
-        classifier. Order matters on scalar-feature inputs (see
-        :class:`~sklearn_lama.modules.DuoModule` for the measurements).
+        classifier. Without positions the model cannot tell the columns of a
+        plain 2-D float array apart (see
+        :class:`~sklearn_lama.modules.DuoModule`).
     position_dim : int, default=4
         Width of the ``"concat"`` position encoding.
     max_attention_bytes : int, default=2**28
         Budget (256 MiB) of one attention tensor of an encoder layer
         (documents x ``n_heads`` x T x T float32) in a batch, when
         ``n_layers >= 1``: batches hold fewer documents to keep within it, and
-        a document too long for it alone is refused. A layer peaks at about 5
-        such tensors in inference and 9 in training; raise it on a GPU with
-        memory to spare.
+        a document too long for it alone is refused. A layer holds several
+        such tensors at once (the reliability page gives the peak memory);
+        raise it on a GPU with memory to spare.
     optimizer : {"sgd", "adam"}, default="adam"
         ``"sgd"`` uses ``momentum``; the paper uses Adam.
     lr : float, default=1e-3
@@ -90,8 +89,8 @@ class DuoClassifier(BaseSequenceClassifier):
         L2 penalty applied by the optimiser.
     embedding_dropout : float, default=0.5
         Dropout on each embedding stream's token vectors while training (the
-        paper has none: 0). Alone it raised MR test accuracy from 0.7531 to
-        0.7609 (mean of 3 seeds, each seed higher).
+        paper has none: 0); fine-tuned vectors otherwise fit a small training
+        set within a few epochs.
     %(nb_features)s
     %(nb_bigrams)s
     %(nb_folds)s

@@ -27,10 +27,9 @@ __all__ = [
     "fofe",
 ]
 
-# Chunk length of the blocked FOFE scan. Measured on the 2-core CPU for
-# B=32, d in {128, 300}, T in 50..2000 (forward+backward): 16 was fastest or
-# within noise of the fastest everywhere (8 and 32 lose at T=2000, Hillis-Steele
-# doubling was 3-12x slower). See the module report / benchmarks.
+# Chunk length of the blocked FOFE scan: the fastest over the widths and
+# lengths timed for the "Scaling out" page, where shorter and longer chunks
+# lose on long documents.
 _CHUNK = 16
 
 
@@ -95,8 +94,8 @@ def _cmm(M, X):
     """``M @ X`` over the chunk axis of ``X`` (..., K, d).
 
     For narrow ``d`` the batched matmul spends its time on per-matrix
-    overhead (measured 5x slower at d=1..8); folding every chunk and feature
-    into one large matmul is then faster.
+    overhead; folding every chunk and feature into one large matmul is then
+    faster.
     """
     if X.shape[-1] < 16:
         return torch.matmul(X.transpose(-1, -2), M.transpose(0, 1)).transpose(-1, -2)
@@ -401,10 +400,9 @@ class FeatureAttention(nn.Module):
     ``r = Σ_t A_t ∘ R_t``  (4n features).
 
     Applying the n x n matrices per part, rather than widening them to
-    4n x 4n, is also 4x cheaper: with 4n x 4n matrices this pooling cost
-    more than both sub-cells together (measured on R8: 57% of the flops
-    per token, 1.9x slower inference).  On R8 and MR the accuracy of the
-    two forms was within one seed's noise (see ``docs/results.rst``).
+    4n x 4n, is also 4x cheaper: with 4n x 4n matrices this pooling costs
+    more than both sub-cells together. The documentation's results page
+    compares the accuracy of the two forms.
 
     The softmax replaces the paper's σ so that the weights of each feature
     sum to one over the real tokens (a sum of σ over time would grow with
@@ -414,10 +412,10 @@ class FeatureAttention(nn.Module):
 
     The other type-correct reading, ``σ((R W_q)ᵀ (R W_k) / √n) W_f`` (a
     4n x 4n feature-feature matrix summed over time, then ``W_f`` 4n x 1),
-    has no per-time weights to mask and grows with the length; in one quick
-    MR run it scored 0.709 against 0.706 for the per-feature form, i.e. no
-    better, so it is not offered (``FCSRModule(pooling=...)`` chooses between
-    this attention and a plain mean).
+    has no per-time weights to mask and grows with the length; it did no
+    better than the per-feature form (results page), so it is not offered
+    (``FCSRModule(pooling=...)`` chooses between this attention and a plain
+    mean).
 
     Parameters
     ----------
@@ -494,10 +492,8 @@ class FCSRModule(nn.Module):
     pooling : {"attention", "mean"}, default="attention"
         "attention" is the paper's feature attention (Eq. 9, as resolved in
         :class:`FeatureAttention`); "mean" is a masked mean of ``R`` over
-        time, not in the paper.  A single quick run on MR (embeddings learned
-        from scratch, n=100, Adam lr 0.01 with Eq. 16, 4 epochs, one seed)
-        gave test accuracy 0.706 with "attention" vs 0.759 with "mean", so
-        "mean" is worth a grid-search entry; the default stays the paper's.
+        time, not in the paper, worth a grid-search entry (the results page
+        compares the two); the default stays the paper's.
 
     Notes
     -----

@@ -21,13 +21,14 @@ class BiGRUEncoder(nn.Module):
     before a real token. The backward GRU runs forward over each document
     reversed within its own length (padding stays at the end), and its output
     is flipped back. A document's annotations are therefore the same alone or
-    inside a batch of longer ones. (This measured faster on CPU than packed
-    sequences, whose backward pass allocates per time step.)
+    inside a batch of longer ones. (Packed sequences would give the same, but
+    their backward pass allocates at every time step: slower on the CPU.)
 
     Long documents: a recurrence runs one step per token, and a batch of one
     20,000-token document gives each step one row to work on, where a batch
-    of 2,000-token documents gives 16 (the token budget is the same): its cost
-    per token was 14 to 65 times higher. With ``chunk_length`` set, each
+    of 2,000-token documents gives 16 (the token budget is the same), so its
+    cost per token is many times higher (the "Scaling out" page measures
+    it). With ``chunk_length`` set, each
     direction reads a document beyond its first ``chunk_length`` tokens in
     chunks of that many tokens, all chunks of the batch at once, each chunk's
     state warmed up from zero over the ``chunk_length // 4`` tokens before it
@@ -107,10 +108,8 @@ class LAMAAttention(nn.Module):
     like the normalised scores, and the softmax over the words of Eq. 12
     follows unchanged. (Normalising over another axis instead, e.g. the words,
     would make the scores depend on the document's length, which Eq. 13's
-    per-word normalisation does not.) Measured on MR (``LAMAClassifier(n_heads=1,
-    random_state=0)`` over a 100-d skip-gram table trained on the corpus, one
-    seed): test accuracy 0.7400 with the attention learning, 0.7321 with the
-    l2 at ``m = 1`` (attention frozen at its initialisation).
+    per-word normalisation does not.) The documentation's results page
+    compares this with the l2 kept at ``m = 1``.
 
     ``W_w`` and ``b_w`` are drawn from the paper's "Gaussian priors with 0
     mean and 0.1 standard deviation" (§3.2) as their initialisation only: the
@@ -133,7 +132,8 @@ class LAMAAttention(nn.Module):
         self.n_heads = n_heads
         self.rank = rank
         self.word_projection = nn.Linear(input_size, input_size)
-        # The paper's Gaussian prior on W_w and b_w (§3.2), as initialisation only: mean 0, std 0.1.
+        # The paper's Gaussian prior on W_w and b_w (§3.2), as initialisation
+        # only: mean 0, std 0.1.
         nn.init.normal_(self.word_projection.weight, std=0.1)
         nn.init.normal_(self.word_projection.bias, std=0.1)
         self.P = nn.Linear(input_size, n_heads * rank, bias=False)
@@ -158,8 +158,9 @@ class LAMAAttention(nn.Module):
         scores = scores.view(batch, length, self.n_heads, self.rank).sum(-1)
         scores = torch.tanh(scores)
         if self.n_heads > 1:
-            # l2 normalisation across the m heads at each time step (Eq. 13); with one head it would
-            # leave only the score's sign, with zero gradient (see the class docstring).
+            # l2 normalisation across the m heads at each time step (Eq. 13); with
+            # one head it would leave only the score's sign, with zero gradient
+            # (see the class docstring).
             scores = scores / scores.norm(dim=-1, keepdim=True).clamp_min(_L2_EPS)
         return masked_softmax(scores, mask.unsqueeze(-1), dim=1).transpose(1, 2)
 
@@ -197,10 +198,8 @@ class LAMAModule(nn.Module):
         hidden layer ("MLP hidden state to 512", dropout 0.4 on it) without
         naming its activation; we use ``Linear -> ReLU -> Dropout -> Linear``
         (the ReLU is our choice: without any nonlinearity the two layers
-        would collapse into the single affine map of Eq. 16). On MR
-        (``LAMAClassifier(random_state=0)``, 15 heads, 100-d skip-gram table
-        trained on the corpus, one seed) the two scored alike: 0.7456 with the
-        ReLU, 0.7487 without it, within one seed's noise.
+        would collapse into the single affine map of Eq. 16; the results page
+        compares the MLP with and without it).
     dropout : float, default=0.4
         Dropout on the MLP's hidden layer.
     """

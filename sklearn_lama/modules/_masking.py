@@ -20,15 +20,17 @@ def masked_softmax(scores, mask, dim=-1):
     Returns
     -------
     torch.Tensor
-        Same shape as ``scores``. Weights sum to 1 over the unmasked positions, are exactly 0 on masked ones, and a
-        slice with no unmasked position is all zeros (not NaN).
+        Same shape as ``scores``. Weights sum to 1 over the unmasked
+        positions, are exactly 0 on masked ones, and a slice with no unmasked
+        position is all zeros (not NaN).
     """
-    # The most negative finite value rather than -inf: a slice with no real position would otherwise compute
-    # exp(-inf - (-inf)) = NaN.
+    # The most negative finite value rather than -inf: a slice with no real
+    # position would otherwise compute exp(-inf - (-inf)) = NaN.
     filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     weights = torch.softmax(filled, dim=dim)
-    # Where a real position exists the masked weights already underflowed to exactly 0; the product only changes
-    # fully masked slices, which the softmax made uniform over padding.
+    # Where a real position exists the masked weights already underflowed to
+    # exactly 0; the product only changes fully masked slices, which the
+    # softmax made uniform over padding.
     return weights * mask.to(weights.dtype)
 
 

@@ -168,8 +168,6 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         OOV row is trained on the very contexts where ``transform`` will put
         id 1), and with ``pretrained`` it is the count-weighted mean of the
         file's vectors of those words. It stays zero if there are none.
-        (LAMA on MR, 2 seeds: 0.7366 against 0.7336 with a zero OOV row, within
-        seed noise.)
     vector_size : int, default=100
         Dimension of the trained vectors (paper: 100). Ignored with ``pretrained``.
     min_count : int, default=2
@@ -192,11 +190,10 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
     negative : int, default=5
         Number of negative samples.
     epochs : int, default=20
-        Passes of word2vec over the corpus. gensim's 5 are tuned for corpora
-        of billions of words; on corpora of thousands of documents 20 passes
-        (with ``min_count=2`` and ``oov="token"``) raised FCSR on MR from
-        0.7411 to 0.7590 and LAMA from 0.7428 to 0.7504 (means of 3 seeds);
-        ``epochs=5, min_count=5, oov="discard"`` restores the paper's setting.
+        Passes of word2vec over the corpus. gensim's 5 suit corpora of
+        billions of words; a corpus of thousands of documents needs more (the
+        documentation's results page compares them). ``epochs=5, min_count=5,
+        oov="discard"`` restores the paper's setting.
     workers : int, default=1
         word2vec worker threads. Results are reproducible only with 1.
     pretrained : str or path-like, default=None
@@ -219,13 +216,10 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         pretrained space by the rotation and scale that best match the words
         both have (orthogonal Procrustes); ``"random"``: random vectors with
         the per-dimension mean and spread of the file's vectors;
-        ``"drop"``: the words leave the vocabulary (the behaviour before this
-        option). ``coverage_`` says how many had a pretrained vector.
-        Measured on MR with a file covering 65% of its vocabulary (LAMA
-        defaults, 2 seeds): ``"train"`` and ``"random"`` both reach 0.728
-        test accuracy against 0.702 for ``"drop"``; ``"train"`` also places
-        the words where the file would (cosine 0.68 to held-out true vectors,
-        0.37 for ``"random"``), for one extra word2vec pass over the corpus.
+        ``"drop"``: the words leave the vocabulary. ``coverage_`` says how
+        many had a pretrained vector. ``"train"`` places the words nearer to
+        where the file would than ``"random"``, for one extra word2vec pass
+        over the corpus (the results page compares the three).
     encoding : str, default="utf-8"
         Used to decode ``bytes`` documents and the ``pretrained`` file.
     random_state : int, RandomState instance or None, default=None

@@ -19,12 +19,9 @@ from torch.utils.data import DataLoader, Dataset, Subset
 
 from ..text._sequences import pad_ragged
 
-# Padded tokens a batch may hold. Measured on the 2-core CPU at default
-# settings (100-dimensional word2vec), activations take about 12 KB per padded
-# token in FCSR inference (35 KB in training), 3 KB (7.8 KB) in LAMA and
-# 0.5 KB (1.2 KB) in Duo, so a full batch needs at most about 0.4 GB (1.2 GB
-# in training, FCSR). 2**15 leaves batches of MR (<= 256 x 59 tokens) and
-# training batches of R8 (<= 32 x 964) as they were.
+# Padded tokens a batch may hold. Activations grow linearly with it (the
+# reliability page gives each model's bytes per token), and it is large enough
+# to leave the batches of the shipped corpora whole.
 MAX_BATCH_TOKENS = 2**15
 
 

@@ -198,10 +198,9 @@ def train_split(y, validation_fraction, seed):
     counts = np.bincount(y)
     n_classes = np.count_nonzero(counts)
     # A stratified split needs every class twice and room for each class on
-    # both sides, and a held-out set of fewer than 5 documents per class picks
-    # its "best" epoch by chance (on scikit-learn's 50-document class-weight
-    # check, 5 held-out documents stopped FCSR at a worse epoch than no early
-    # stopping); on smaller data early stopping is skipped (documented).
+    # both sides, and a held-out set of a few documents per class picks its
+    # "best" epoch by chance; on smaller data early stopping is skipped
+    # (documented).
     if (
         counts[counts > 0].min() < 2
         or n_valid < _MIN_VALID_PER_CLASS * n_classes

@@ -1,14 +1,13 @@
 """How many torch threads a fit or a prediction uses, and the restoring of the caller's.
 
 torch's intra-op threads are one process-wide setting. Two facts decide the
-default (measured on the user guide's "Scaling out" page):
+default (the user guide's "Scaling out" page has the timings):
 
 - On a machine whose cores other processes keep busy, torch's OpenMP threads
   spin at the barrier that ends every parallel operation while the thread
-  they wait for is descheduled: one LAMA epoch over 600 R8 documents took
-  about 6 times longer with 2 threads than with 1 on a busy 2-core machine
-  (with ``OMP_WAIT_POLICY=PASSIVE`` set before torch starts, 2 threads were
-  as fast as 1 there). On a quiet machine a second thread gains little for
+  they wait for is descheduled, so a second thread can make a fit much
+  slower. ``OMP_WAIT_POLICY=PASSIVE`` avoids the spinning, but torch reads it
+  only when it starts. On a quiet machine a second thread gains little for
   these small recurrent and attention operations.
 - Under a parallel search, every worker that runs torch at its default (all
   cores) oversubscribes the machine. joblib's loky backend and Dask's nanny
