@@ -1,4 +1,4 @@
-"""Tests of the Duo torch layer (sklearn_lama/modules/_duo.py): paper Eq. 1-6, masking, parameter count."""
+"""The Duo torch layers (sklearn_lama/modules/_duo.py): paper Eq. 1-6, masking, parameter count."""
 
 import math
 
@@ -18,8 +18,11 @@ D1, D2, C = 6, 10, 3
 
 
 def _batch(lengths, d1=D1, d2=D2, seed=0, garbage=True):
-    """Random S, P and a mask for documents of the given lengths; padding filled with garbage (not zeros) so that
-    any leak from padded positions changes the result."""
+    """Random S, P and a mask for documents of the given lengths.
+
+    Padding is filled with garbage (not zeros), so that any leak from padded
+    positions changes the result.
+    """
     g = torch.Generator().manual_seed(seed)
     t = max(max(lengths), 1)
     s = torch.randn(len(lengths), t, d1, generator=g)
@@ -49,25 +52,32 @@ def test_masked_softmax_sums_to_one_and_empty_row_is_zero():
 
 
 @pytest.mark.parametrize("n_layers", [0, 2])
-def test_head_attention_weights_sum_to_one_on_real_tokens_zero_on_padding(n_layers):
+def test_head_weights_sum_to_one_on_real_tokens_zero_on_padding(n_layers):
     m = _module(n_layers=n_layers)
     s, p, mask = _batch([5, 3, 1, 0])
     with torch.no_grad():
-        alpha_s, alpha_p = m.attention_weights((s, p), mask)
-    for alpha in (alpha_s, alpha_p):
+        weights = m.token_attention((s, p), mask)
+    for alpha in (weights[:, 0], weights[:, 1]):
         assert (alpha[~mask] == 0).all()
         assert (alpha[mask] > 0).all()
         torch.testing.assert_close(alpha.sum(1), torch.tensor([1.0, 1.0, 1.0, 0.0]))
 
 
-def test_head_without_softmax_uses_raw_scores_zeroed_on_padding():
-    m = _module(attention_softmax=False, positions=None)
+@pytest.mark.parametrize("attention_softmax", [True, False])
+def test_token_attention_rows_follow_equations_1_and_2(attention_softmax):
+    # Row 0 weights a^P and is scored from S (Eq. 1); row 1 weights a^S, scored from P (Eq. 2).
+    # Without the softmax the head weights tokens by raw scores, shown as shares of their sum.
+    m = _module(attention_softmax=attention_softmax, positions=None)
     s, p, mask = _batch([5, 3])
     with torch.no_grad():
-        alpha_s, alpha_p = m.attention_weights((s, p), mask)
-    assert (alpha_s[~mask] == 0).all() and (alpha_p[~mask] == 0).all()
-    torch.testing.assert_close(alpha_s[mask], (s @ m.w_s)[mask])
-    torch.testing.assert_close(alpha_p[mask], (p @ m.w_p)[mask])
+        weights = m.token_attention((s, p), mask)
+    for row, scores in enumerate((s @ m.w_s, p @ m.w_p)):
+        if attention_softmax:
+            expected = masked_softmax(scores, mask)
+        else:
+            magnitude = scores.abs() * mask
+            expected = magnitude / magnitude.sum(1, keepdim=True)
+        torch.testing.assert_close(weights[:, row], expected)
 
 
 @pytest.mark.parametrize("attention_softmax", [True, False])
@@ -116,7 +126,8 @@ def test_multihead_attention_matches_equations_4_5_with_shared_key_value():
                 (torch.softmax(sc, -1) @ v).transpose(1, 2).reshape(*q_in.shape[:2], -1)
             )
 
-        # Eq. 4: A^S = MultiHead(Q^P, K^P, V^S); Eq. 5: A^P = MultiHead(Q^S, K^S, V^P); K^X and V^X share weights.
+        # Eq. 4: A^S = MultiHead(Q^P, K^P, V^S); Eq. 5: A^P = MultiHead(Q^S, K^S, V^P);
+        # K^X and V^X share weights.
         torch.testing.assert_close(
             a_s, reference(p, attn.kv_p, attn.q_p, attn.kv_s, attn.out_s, p, s)
         )
@@ -127,7 +138,8 @@ def test_multihead_attention_matches_equations_4_5_with_shared_key_value():
         key_pad = ~mask[:, None, None, :].expand_as(w)
         assert (w[key_pad] == 0).all()
         torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]))
-    # Four input projections instead of vanilla's three (Q, K, V): "1/3 more projection parameters" (§3.2.1).
+    # Four input projections instead of vanilla's three (Q, K, V): "1/3 more
+    # projection parameters" (§3.2.1).
     assert {n.split(".")[0] for n, _ in attn.named_parameters()} == {
         "q_s",
         "q_p",
@@ -215,7 +227,8 @@ def test_parameter_count_matches_paper_section_3_1_4():
     def count(m):
         return sum(q.numel() for q in m.parameters())
 
-    # bias=False is exactly the paper's model; the default adds the d_ff + labels biases of W^O and the output.
+    # bias=False is exactly the paper's model; the default adds the d_ff + labels
+    # biases of W^O and the output.
     paper_head = {"d_ff": d_ff, "n_layers": 0, "bias": False, "positions": None}
     assert count(DuoModule((d1, d2), n_labels, **paper_head)) == paper
     assert count(DuoModule((d1,), n_labels, **paper_head)) == paper
@@ -284,11 +297,6 @@ def test_token_attention_rows_are_distributions_over_real_tokens(attention_softm
     assert (weights >= 0).all()
     torch.testing.assert_close(weights.sum(-1), torch.tensor([[1.0, 1.0]] * 3 + [[0.0, 0.0]]))
     torch.testing.assert_close(weights[1:2, :, :3], alone, rtol=1e-5, atol=1e-6)
-    alpha_s, alpha_p = m.attention_weights((s, p), mask)
-    if attention_softmax:  # row 0 weights a^P (Eq. 1, scored from S), row 1 weights a^S (Eq. 2)
-        torch.testing.assert_close(weights, torch.stack([alpha_s, alpha_p], 1))
-    else:
-        torch.testing.assert_close(weights[0, 0], alpha_s[0].abs() / alpha_s[0].abs().sum())
 
 
 @pytest.mark.parametrize(

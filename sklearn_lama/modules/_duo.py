@@ -1,12 +1,17 @@
-"""Duo meta-embedding attention (Li, Jiang, Xia & Li, "Meta-embeddings based on self-attention", 2022).
+"""Duo meta-embedding attention.
 
-The Duo model reads one token sequence through two separately trained embedding tables, "Spongebob" ``S``
-(``(B, T, d1)``) and "Patrick" ``P`` (``(B, T, d2)``), and lets each embedding decide where to attend while the
-other supplies the values (paper §3.5: attention space and value space need not coincide).
+Implements Q. Li, X. Jiang, J. Xia and J. Li, "Meta-Embeddings Based on
+Self-Attention" (2022). The Duo model reads one token sequence through two
+separately trained embedding tables, "Spongebob" ``S`` (``(B, T, d1)``) and
+"Patrick" ``P`` (``(B, T, d2)``), and lets each embedding decide where to
+attend while the other supplies the values (paper §3.5: attention space and
+value space need not coincide).
 
-Everything here is a pure function of tensors and a padding mask ``(B, T)`` (``True`` = real token, padding only at
-the end of a row). Padding is excluded from every softmax and every sum over time, so a document gives the same
-output alone or inside a padded batch, and a fully padded row (a zero-length document) gives finite output.
+Everything here is a pure function of tensors and a padding mask ``(B, T)``
+(``True`` = real token, padding only at the end of a row). Padding is
+excluded from every softmax and every sum over time, so a document gives the
+same output alone or inside a padded batch, and a fully padded row (a
+zero-length document) gives finite output.
 """
 
 import math
@@ -25,7 +30,7 @@ __all__ = [
 
 
 def _sinusoidal_positions(length, width, device, dtype):
-    """Sinusoidal position encoding of Vaswani et al. (2017), ``(length, width)``, any ``width`` >= 1."""
+    """Sinusoidal position encoding (Vaswani et al., 2017), ``(length, width)``, ``width`` >= 1."""
     position = torch.arange(length, device=device, dtype=torch.float32).unsqueeze(1)
     n_freq = (width + 1) // 2
     freq = torch.exp(
@@ -43,12 +48,15 @@ def _sinusoidal_positions(length, width, device, dtype):
 class DuoMultiHeadAttention(nn.Module):
     """Duo multi-head attention (paper Eq. 4-5) with the weight sharing of §3.2.1.
 
-    ``A^S = MultiHead(Q^P, K^P, V^S)`` (Eq. 4) and ``A^P = MultiHead(Q^S, K^S, V^P)`` (Eq. 5): each stream's
-    attention pattern is computed from the *other* embedding and applied to its own values. Per §3.2.1 the key and
-    value projections of one embedding are the same matrix (``K^S``/``V^S`` share, ``K^P``/``V^P`` share), so there are
-    four input projections (``Q^S``, ``Q^P``, ``KV^S``, ``KV^P``) where a vanilla attention has three -- the paper's
-    "1/3 more projection parameters". Each output then has its own output projection back to its stream's width,
-    so ``A^S`` can be added to ``S`` and ``A^P`` to ``P`` (Eq. 6).
+    ``A^S = MultiHead(Q^P, K^P, V^S)`` (Eq. 4) and ``A^P = MultiHead(Q^S, K^S,
+    V^P)`` (Eq. 5): each stream's attention pattern is computed from the
+    *other* embedding and applied to its own values. Per §3.2.1 the key and
+    value projections of one embedding are the same matrix (``K^S``/``V^S``
+    share, ``K^P``/``V^P`` share), so there are four input projections
+    (``Q^S``, ``Q^P``, ``KV^S``, ``KV^P``) where a vanilla attention has three
+    -- the paper's "1/3 more projection parameters". Each output then has its
+    own output projection back to its stream's width, so ``A^S`` can be added
+    to ``S`` and ``A^P`` to ``P`` (Eq. 6).
 
     Parameters
     ----------
@@ -57,10 +65,12 @@ class DuoMultiHeadAttention(nn.Module):
     d2 : int
         Width of ``P``.
     n_heads : int, default=8
-        Number of heads (8 as in the original Transformer, which the paper follows).
+        Number of heads (8 as in the original Transformer, which the paper
+        follows).
     d_attn : int or None, default=None
-        Total width of queries/keys/values across heads. Keys of one stream are the values of the other, so one
-        width serves both; ``None`` means the smallest multiple of ``n_heads`` that is ``>= max(d1, d2)``.
+        Total width of queries/keys/values across heads. Keys of one stream are
+        the values of the other, so one width serves both; ``None`` means the
+        smallest multiple of ``n_heads`` that is ``>= max(d1, d2)``.
     dropout : float, default=0.1
         Dropout on the attention weights.
     """
@@ -99,8 +109,9 @@ class DuoMultiHeadAttention(nn.Module):
         s : torch.Tensor, shape (B, T, d1)
         p : torch.Tensor, shape (B, T, d2)
         mask : torch.Tensor of bool, shape (B, T)
-            ``True`` for real tokens. Padded keys get no weight; outputs at padded query positions are finite but
-            meaningless (callers zero them).
+            ``True`` for real tokens. Padded keys get no weight; outputs at
+            padded query positions are finite but meaningless (callers zero
+            them).
         need_weights : bool, default=False
             Also return the attention weights.
 
@@ -111,8 +122,8 @@ class DuoMultiHeadAttention(nn.Module):
         a_p : torch.Tensor, shape (B, T, d2)
             Eq. 5.
         weights_p, weights_s : torch.Tensor, shape (B, n_heads, T, T)
-            Only if ``need_weights``: the pattern computed from ``P`` (used for ``A^S``) and from ``S`` (for ``A^P``),
-            before dropout.
+            Only if ``need_weights``: the pattern computed from ``P`` (used for
+            ``A^S``) and from ``S`` (for ``A^P``), before dropout.
         """
         q_s, q_p = self._split(self.q_s(s)), self._split(self.q_p(p))
         kv_s, kv_p = self._split(self.kv_s(s)), self._split(self.kv_p(p))
@@ -132,20 +143,26 @@ class DuoMultiHeadAttention(nn.Module):
 class DuoLayerNorm(nn.Module):
     """Duo layer normalisation (paper Eq. 6) for both streams at once.
 
-    ``DuoLayerNorm(x^S, x^P) = LayerNorm(x^S + Sublayer(x^P))``: the residual comes from one stream while the
-    sublayer output was driven by the other. This module takes the sublayer outputs already computed --
-    ``sub_s`` in ``S``'s width (e.g. ``A^S`` of Eq. 4, whose pattern comes from ``P``) and ``sub_p`` in ``P``'s
-    width -- and returns ``(LayerNorm_S(s + sub_s), LayerNorm_P(p + sub_p))`` with one normaliser per stream
-    because the widths differ.
+    ``DuoLayerNorm(x^S, x^P) = LayerNorm(x^S + Sublayer(x^P))``: the residual
+    comes from one stream while the sublayer output was driven by the other.
+    This module takes the sublayer outputs already computed -- ``sub_s`` in
+    ``S``'s width (e.g. ``A^S`` of Eq. 4, whose pattern comes from ``P``) and
+    ``sub_p`` in ``P``'s width -- and returns ``(LayerNorm_S(s + sub_s),
+    LayerNorm_P(p + sub_p))`` with one normaliser per stream because the
+    widths differ.
 
-    Where it sits. §3.4 uses Duo layer norm "in the decoder layer between the masked multi-head attention, and
-    the feed-forward unit" (Figure 2) of its translation model. The classifier of §3.1 has no decoder: it reads
-    the two embeddings of one input sequence and has nothing to decode, so a Duo decoder layer has no place in it.
-    The only residual sublayers here are those of the optional encoder layers (:class:`DuoEncoderLayer`,
-    ``DuoModule(n_layers >= 1)``), and that is where we use it, after the Duo attention and after the
-    feed-forwards. It fits there for the reason §3.4 gives: ``A^S`` is driven by ``P``'s attention pattern
-    (Eq. 4), so ``LayerNorm(s + A^S)`` is the cross-stream residual of Eq. 6, and the two normalisers keep the
-    streams' different widths apart. With ``n_layers = 0`` (the paper's classifier) no layer norm is used.
+    Where it sits. §3.4 uses Duo layer norm "in the decoder layer between the
+    masked multi-head attention, and the feed-forward unit" (Figure 2) of its
+    translation model. The classifier of §3.1 has no decoder: it reads the two
+    embeddings of one input sequence and has nothing to decode, so a Duo
+    decoder layer has no place in it. The only residual sublayers here are
+    those of the optional encoder layers (:class:`DuoEncoderLayer`,
+    ``DuoModule(n_layers >= 1)``), and that is where we use it, after the Duo
+    attention and after the feed-forwards. It fits there for the reason §3.4
+    gives: ``A^S`` is driven by ``P``'s attention pattern (Eq. 4), so
+    ``LayerNorm(s + A^S)`` is the cross-stream residual of Eq. 6, and the two
+    normalisers keep the streams' different widths apart. With ``n_layers =
+    0`` (the paper's classifier) no layer norm is used.
 
     Parameters
     ----------
@@ -172,7 +189,8 @@ class DuoLayerNorm(nn.Module):
         sub_s, sub_p : torch.Tensor, shapes (B, T, d1), (B, T, d2)
             Sublayer outputs.
         mask : torch.Tensor of bool, shape (B, T), optional
-            If given, padded positions are set to 0 so that nothing from them can reach a later reduction.
+            If given, padded positions are set to 0 so that nothing from them
+            can reach a later reduction.
 
         Returns
         -------
@@ -190,29 +208,33 @@ class DuoLayerNorm(nn.Module):
 class DuoEncoderLayer(nn.Module):
     """One Duo Transformer encoder layer (paper §3.2, Figure 2).
 
-    Post-norm as in the original Transformer: Duo attention (Eq. 4-5) then Duo layer norm (Eq. 6), then a
-    position-wise feed-forward per stream (``Linear -> ReLU -> Linear``) with a residual and layer norm. The
-    feed-forwards stay per stream: cross-stream information already flows through the attention, and a shared
-    one would need both widths equal.
+    Post-norm as in the original Transformer: Duo attention (Eq. 4-5) then Duo
+    layer norm (Eq. 6), then a position-wise feed-forward per stream
+    (``Linear -> ReLU -> Linear``) with a residual and layer norm. The
+    feed-forwards stay per stream: cross-stream information already flows
+    through the attention, and a shared one would need both widths equal.
 
     Parameters
     ----------
     d1, d2 : int
-        Widths of ``S`` and ``P`` (kept through the layer so layers stack and feed the Eq. 1-3 head).
+        Widths of ``S`` and ``P`` (kept through the layer so layers stack and
+        feed the Eq. 1-3 head).
     n_heads : int, default=8
         Attention heads.
     d_ff : int, default=600
         Hidden width of each feed-forward.
     dropout : float, default=0.1
-        Dropout on attention weights and on every sublayer output before its residual (original Transformer).
+        Dropout on attention weights and on every sublayer output before its
+        residual (original Transformer).
     d_attn : int or None, default=None
         See :class:`DuoMultiHeadAttention`.
 
     Notes
     -----
-    LayerNorm over a width of 1 maps every input to its bias, so stacking layers on scalar-feature sequences
-    (``d = 1``) discards the input unless positions are concatenated (``DuoModule(positions="concat")`` widens
-    the streams); use ``n_layers = 0`` there otherwise.
+    LayerNorm over a width of 1 maps every input to its bias, so stacking
+    layers on scalar-feature sequences (``d = 1``) discards the input unless
+    positions are concatenated (``DuoModule(positions="concat")`` widens the
+    streams); use ``n_layers = 0`` there otherwise.
     """
 
     def __init__(self, d1, d2, n_heads=8, d_ff=600, dropout=0.1, d_attn=None):
@@ -251,103 +273,96 @@ class DuoEncoderLayer(nn.Module):
 
 
 class DuoModule(nn.Module):
-    """Duo classifier (paper §3.1, Eq. 1-3), optionally on top of Duo Transformer encoder layers (§3.2).
+    """Duo classifier (paper §3.1, Eq. 1-3), optionally after Duo encoder layers (§3.2).
 
-    With ``S`` (``(B, T, d1)``) and ``P`` (``(B, T, d2)``) the two embeddings of the same tokens and learned
-    vectors ``w^S`` (``d1``) and ``w^P`` (``d2``)::
+    With ``S`` (``(B, T, d1)``) and ``P`` (``(B, T, d2)``) the two embeddings
+    of the same tokens and learned vectors ``w^S`` (``d1``) and ``w^P``
+    (``d2``)::
 
-        a^P = softmax(w^S S^T) P          (Eq. 1)   -- S decides where to look, P supplies the values
-        a^S = softmax(w^P P^T) S          (Eq. 2)   -- and the other way round
-        e   = [a^P, a^S] W^O              (Eq. 3)   -- W^O: (d2 + d1) x d_ff, the "fusion" layer
-        logits = e W^C (+ b^C)                      -- the paper's final "softmax layer" of size d_ff x n_classes
+        a^P = softmax(w^S S^T) P     (Eq. 1)  S decides where to look, P supplies the values
+        a^S = softmax(w^P P^T) S     (Eq. 2)  and the other way round
+        e   = [a^P, a^S] W^O         (Eq. 3)  W^O: (d2 + d1) x d_ff, the "fusion" layer
+        logits = e W^C (+ b^C)                the final "softmax layer", d_ff x n_classes
 
     Parameters
     ----------
     input_sizes : int or tuple of int
-        ``(d1, d2)``, or ``(d1,)``/``d1`` for a single embedding used in both roles (``S = P``; the diagonal of
-        the paper's Table 2). The internal layout is then the same as for ``(d1, d1)``.
+        ``(d1, d2)``, or ``(d1,)``/``d1`` for a single embedding used in both
+        roles (``S = P``; the diagonal of the paper's Table 2). The internal
+        layout is then the same as for ``(d1, d1)``.
     n_classes : int
         Number of output logits.
     d_ff : int, default=600
-        Width of the fusion output ``e`` (paper §3.1.4: 600) and hidden width of the encoder feed-forwards.
+        Width of the fusion output ``e`` (paper §3.1.4: 600) and hidden width
+        of the encoder feed-forwards.
     n_layers : int, default=0
-        Duo Transformer encoder layers applied to ``S`` and ``P`` before the Eq. 1-3 head. The paper's classifier
-        is the head alone (``0``).
+        Duo Transformer encoder layers applied to ``S`` and ``P`` before the
+        Eq. 1-3 head. The paper's classifier is the head alone (``0``).
     n_heads : int, default=8
-        Heads per encoder layer (original Transformer); unused when ``n_layers == 0``.
+        Heads per encoder layer (original Transformer); unused when
+        ``n_layers == 0``.
     attention_softmax : bool, default=True
-        Whether Eq. 1-2 normalise the scores ``w^S S^T`` and ``w^P P^T`` with a softmax over the real tokens.
-        The paper (§3.1.2, right after Eq. 1-2) says it drops "the softmax function" in its experiments for
-        speed; the only softmax that both sits there and costs time is this one (the final "softmax layer" of
-        §3.1.4 is the output layer, whose softmax belongs to the loss). With ``False`` the raw scores (zeroed on
-        padding) weight the sum, i.e. ``a^P = sum_t (w^S . s_t) p_t``, which grows with document length.
-        Default ``True`` (not the paper's choice) because it measured as good or better: see Notes. The
-        output-side softmax is never inside the module: it returns logits, for a cross-entropy loss on logits
-        (``nn.CrossEntropyLoss``); ``softmax(logits)`` gives probabilities.
+        Whether Eq. 1-2 normalise the scores ``w^S S^T`` and ``w^P P^T`` with a
+        softmax over the real tokens. The paper (§3.1.2, right after Eq. 1-2)
+        says it drops "the softmax function" in its experiments for speed; the
+        only softmax that both sits there and costs time is this one (the
+        final "softmax layer" of §3.1.4 is the output layer, whose softmax
+        belongs to the loss). With ``False`` the raw scores (zeroed on padding)
+        weight the sum, i.e. ``a^P = sum_t (w^S . s_t) p_t``, which grows with
+        document length; ``True`` keeps the pooled vectors on one scale
+        whatever the length (the documentation's results page compares the
+        two). The output-side softmax is never inside the module: it returns
+        logits, for a cross-entropy loss on logits (``nn.CrossEntropyLoss``);
+        ``softmax(logits)`` gives probabilities.
     dropout : float, default=0.1
-        Dropout on ``e`` before the output layer, and inside the encoder layers (0.1: original Transformer,
-        which the paper says it follows for dropout).
+        Dropout on ``e`` before the output layer, and inside the encoder layers
+        (0.1: original Transformer, which the paper says it follows for
+        dropout).
     bias : bool, default=True
-        Add biases to ``W^O`` and the output layer (``d_ff + n_classes`` parameters). The paper's Eq. 3 and its
-        parameter count (§3.1.4) have none; ``False`` gives exactly the paper's model. Default ``True`` because
-        class priors otherwise have to come from the pooled embeddings (see Notes).
+        Add biases to ``W^O`` and the output layer (``d_ff + n_classes``
+        parameters). The paper's Eq. 3 and its parameter count (§3.1.4) have
+        none; ``False`` gives exactly the paper's model. Default ``True``
+        because without them the class priors have to come from the pooled
+        embeddings.
     positions : {"concat", "add"} or None, default="concat"
-        Give every token the sinusoidal position encoding of the Transformer (Vaswani et al., 2017) before
-        everything else. Without it the Eq. 1-3 head (and the encoder layers, whose attention is
-        permutation-equivariant) is a function of the bag of tokens: it cannot use word order at all, which for a
-        plain 2-D float array read as a sequence of scalars means it cannot tell its columns apart. ``"add"``
-        adds a ``d``-wide encoding to each stream, as the Duo Transformer of §3.2 (after the original
-        Transformer) does to its embeddings. ``"concat"`` appends a ``position_dim``-wide encoding to each
-        stream instead, so the word's own features stay intact and the Eq. 1-2 scores gain a separate learned
-        position term, ``w^S . [s_t, pe_t] = w^S_word . s_t + w^S_pos . pe_t``; the head and encoder then work
-        on widths ``d1 + position_dim`` and ``d2 + position_dim``. Addition needs wide embeddings to keep the
-        two apart (the Transformer's 512): at width 1, a sequence of scalars, it folds a single sinusoid into
-        the value itself and measured no better than nothing, where concatenation separates the classes (see
-        Notes). ``None`` is the paper's classifier of §3.1, without position information. A token's encoding
-        depends only on its own index, so a document's output is the same alone or inside a padded batch.
+        Give every token the sinusoidal position encoding of the Transformer
+        (Vaswani et al., 2017) before everything else. Without it the Eq. 1-3
+        head (and the encoder layers, whose attention is
+        permutation-equivariant) is a function of the bag of tokens: it cannot
+        use word order at all, which for a plain 2-D float array read as a
+        sequence of scalars means it cannot tell its columns apart. ``"add"``
+        adds a ``d``-wide encoding to each stream, as the Duo Transformer of
+        §3.2 (after the original Transformer) does to its embeddings.
+        ``"concat"`` appends a ``position_dim``-wide encoding to each stream
+        instead, so the word's own features stay intact and the Eq. 1-2 scores
+        gain a separate learned position term, ``w^S . [s_t, pe_t] =
+        w^S_word . s_t + w^S_pos . pe_t``; the head and encoder then work on
+        widths ``d1 + position_dim`` and ``d2 + position_dim``. Addition needs
+        wide embeddings to keep the two apart (the Transformer's 512): at width
+        1, a sequence of scalars, it folds a single sinusoid into the value
+        itself, where concatenation keeps them apart. ``None`` is the paper's
+        classifier of §3.1, without position information. A token's encoding
+        depends only on its own index, so a document's output is the same
+        alone or inside a padded batch.
     position_dim : int, default=4
-        Width of the concatenated encoding (``positions="concat"`` only).
+        Width of the concatenated encoding (``positions="concat"`` only). The
+        encoding enters the pooled values too, so a wide one can outweigh
+        narrow word vectors.
 
     Notes
     -----
-    No nonlinearity sits between ``e`` and the output layer, as in Eq. 3 and §3.1.4 (fusion, then the softmax
-    layer). ``W^O`` followed by the output layer is then one linear map of rank ``<= min(d_ff, n_classes)``: the
-    fusion layer adds parameters, not capacity, to the head, and is kept because it is the paper's model.
+    No nonlinearity sits between ``e`` and the output layer, as in Eq. 3 and
+    §3.1.4 (fusion, then the softmax layer). ``W^O`` followed by the output
+    layer is then one linear map of rank ``<= min(d_ff, n_classes)``: the
+    fusion layer adds parameters, not capacity, to the head, and is kept
+    because it is the paper's model.
 
-    Defaults measured (test accuracy at the best validation loss, Adam lr 1e-3, batch 32, frozen gensim word2vec
-    50d as ``S`` and 300d as ``P`` trained on the corpus, ``n_layers = 0``, ``positions=None``; MR: 15 epochs,
-    3 seeds, R8: 8 epochs, 200 tokens, 2 seeds; 2-core CPU):
-
-    ======================  ===============  ===============
-    head                    MR               R8
-    ======================  ===============  ===============
-    softmax, no bias        0.586 +- 0.007   0.962 +- 0.002
-    softmax, bias           0.598 +- 0.003   0.962 +- 0.002
-    no softmax, no bias     0.588 +- 0.003   0.954 +- 0.002
-    no softmax, bias        0.583 +- 0.007   0.955 +- 0.005
-    softmax, bias, tanh(e)  0.596 +- 0.004   --
-    ======================  ===============  ===============
-
-    Dropping the attention softmax lost 0.7-0.8 points on R8 and gave no measurable speed-up at this size; biases
-    helped on MR and were neutral on R8; a ``tanh`` between fusion and output did not help, so Eq. 3 stays linear.
-
-    Positions measured (``DuoClassifier(random_state=0)`` defaults, one seed, one torch thread, 2-core CPU):
-    on scikit-learn's ``check_classifiers_train`` data (300 standardised 2-D blobs, read as 2 scalar tokens;
-    training accuracy, 0.83 required) ``None`` scored 0.773 (3 classes) and 0.750 (2 classes), ``"add"`` 0.770
-    and 0.747, ``"concat"`` 0.920 and 0.940 (``position_dim=4``; 0.907 and 0.950 at 16). On MR (one skip-gram
-    table of 100d trained on the corpus, seed 0, fine-tuned; test accuracy) ``None`` 0.7428, ``"add"`` 0.7462,
-    ``"concat"`` 0.7442 (0.7479 at 16); on R8 (the same, documents cut to 200 tokens) ``None`` 0.9740,
-    ``"concat"`` 0.9735 (0.9772 at 16). So concatenation is the default: it is the only form that gives scalar
-    sequences their order, and it did not cost accuracy on text (the differences are within what one seed can
-    tell). ``position_dim`` stays small because the encoding enters the pooled values too: on a 120-document toy
-    corpus with 8- and 12-d word2vec tables (tiny vectors, 25 epochs), 16 sinusoids outweighed the words
-    (training accuracy 0.858 against 0.883 without positions) where 4 did not (0.975); with those tables
-    frozen, even 4 slowed the fit (0.808, where no positions reached the test suite's 0.85).
-
-    Parameter count of the head (``n_layers = 0``, ``bias=False``, ``positions=None`` or ``"add"``), §3.1.4:
-    ``(d1 + d2) + (d1 + d2) * d_ff + d_ff * n_classes``; at ``d1 = d2 = 300``, ``d_ff = 600``, 20 classes that is
-    ``600 + 360000 + 12000 = 372600`` (< 0.4 M). ``bias=True`` adds ``d_ff + n_classes``;
-    ``positions="concat"`` adds ``2 * position_dim * (1 + d_ff)`` (the wider ``w^S``, ``w^P`` and ``W^O``).
+    Parameter count of the head (``n_layers = 0``, ``bias=False``,
+    ``positions=None`` or ``"add"``), §3.1.4: ``(d1 + d2) + (d1 + d2) * d_ff +
+    d_ff * n_classes``; at ``d1 = d2 = 300``, ``d_ff = 600``, 20 classes that
+    is ``600 + 360000 + 12000 = 372600`` (< 0.4 M). ``bias=True`` adds ``d_ff
+    + n_classes``; ``positions="concat"`` adds ``2 * position_dim * (1 +
+    d_ff)`` (the wider ``w^S``, ``w^P`` and ``W^O``).
     """
 
     def __init__(
@@ -371,7 +386,8 @@ class DuoModule(nn.Module):
             raise ValueError(f"input_sizes must be one or two positive widths, got {input_sizes}.")
         if n_classes < 1 or d_ff < 1 or n_layers < 0:
             raise ValueError(
-                f"need n_classes >= 1, d_ff >= 1, n_layers >= 0; got {n_classes}, {d_ff}, {n_layers}."
+                "need n_classes >= 1, d_ff >= 1, n_layers >= 0; got "
+                f"{n_classes}, {d_ff}, {n_layers}."
             )
         self.input_sizes = input_sizes
         self.n_classes = n_classes
@@ -401,8 +417,9 @@ class DuoModule(nn.Module):
     def reset_parameters(self):
         """Initialise ``w^S``, ``w^P`` as ``nn.Linear(d, 1)`` would its weight.
 
-        Non-zero so that, without the attention softmax, the first step does not start from ``e = 0`` (where
-        ``W^O`` and the output layer get no gradient); small so that, with it, attention starts near a mean.
+        Non-zero so that, without the attention softmax, the first step does
+        not start from ``e = 0`` (where ``W^O`` and the output layer get no
+        gradient); small so that, with it, attention starts near a mean.
         """
         for w in (self.w_s, self.w_p):
             bound = 1.0 / math.sqrt(w.numel())
@@ -450,34 +467,13 @@ class DuoModule(nn.Module):
         return s, p
 
     def _head_weights(self, s, p, mask):
+        """The weights of Eq. 1 and Eq. 2 over the encoded streams, each (B, T), 0 on padding."""
         scores_s = s @ self.w_s  # w^S S^T, (B, T)
         scores_p = p @ self.w_p  # w^P P^T
         if self.attention_softmax:
             return masked_softmax(scores_s, mask), masked_softmax(scores_p, mask)
         keep = mask.to(scores_s.dtype)
         return scores_s * keep, scores_p * keep
-
-    def attention_weights(self, xs, mask=None):
-        """Per-token weights of the Eq. 1-2 head.
-
-        Parameters
-        ----------
-        xs : tuple of torch.Tensor
-            As in :meth:`forward`.
-        mask : torch.Tensor of bool, shape (B, T), optional
-            ``None`` means no padding.
-
-        Returns
-        -------
-        alpha_s : torch.Tensor, shape (B, T)
-            Weights from ``w^S S^T`` applied to ``P`` (Eq. 1).
-        alpha_p : torch.Tensor, shape (B, T)
-            Weights from ``w^P P^T`` applied to ``S`` (Eq. 2). Both are 0 on padding; with ``attention_softmax``
-            each row sums to 1 over its real tokens (0 for an empty document).
-        """
-        s, p, mask = self._inputs(xs, mask)
-        s, p = self._encode(s, p, mask)
-        return self._head_weights(s, p, mask)
 
     def token_attention(self, xs, mask):
         """Both directions of the Eq. 1-2 head as distributions over the tokens.
@@ -492,14 +488,18 @@ class DuoModule(nn.Module):
         Returns
         -------
         torch.Tensor, shape (B, 2, T)
-            Row 0: the weights of ``a^P`` (Eq. 1, from ``w^S S^T``, applied to ``P``); row 1: those of ``a^S``
-            (Eq. 2, from ``w^P P^T``, applied to ``S``). Each row sums to 1 over the real tokens and is exactly 0
-            on padding (all zeros for an empty document). With ``attention_softmax=True`` these are the head's
-            weights. With ``False`` the head weights tokens by raw, signed scores that need not sum to anything;
-            the rows are then ``|score_t| / sum_t' |score_t'|``, each token's share of the total magnitude it
+            Row 0: the weights of ``a^P`` (Eq. 1, from ``w^S S^T``, applied to
+            ``P``); row 1: those of ``a^S`` (Eq. 2, from ``w^P P^T``, applied to
+            ``S``). Each row sums to 1 over the real tokens and is exactly 0 on
+            padding (all zeros for an empty document). With
+            ``attention_softmax=True`` these are the head's weights. With
+            ``False`` the head weights tokens by raw, signed scores that need
+            not sum to anything; the rows are then ``|score_t| / sum_t'
+            |score_t'|``, each token's share of the total magnitude it
             contributes to the sum (all zeros if every score is 0).
         """
-        alpha_s, alpha_p = self.attention_weights(xs, mask)
+        s, p, mask = self._inputs(xs, mask)
+        alpha_s, alpha_p = self._head_weights(*self._encode(s, p, mask), mask)
         weights = torch.stack([alpha_s, alpha_p], dim=1)
         if not self.attention_softmax:
             weights = weights.abs()
@@ -514,15 +514,18 @@ class DuoModule(nn.Module):
         Parameters
         ----------
         xs : tuple or list of torch.Tensor, or torch.Tensor
-            ``(S, P)`` with shapes ``(B, T, d1)``, ``(B, T, d2)``, or ``(X,)``/``X`` used as both ``S`` and ``P``.
+            ``(S, P)`` with shapes ``(B, T, d1)``, ``(B, T, d2)``, or
+            ``(X,)``/``X`` used as both ``S`` and ``P``.
         mask : torch.Tensor of bool, shape (B, T), optional
-            ``True`` for real tokens, padding only at the end of a row; ``None`` means no padding.
+            ``True`` for real tokens, padding only at the end of a row;
+            ``None`` means no padding.
 
         Returns
         -------
         torch.Tensor, shape (B, n_classes)
-            Logits (no softmax). An all-padding row pools to ``[a^P, a^S] = 0``, so its logits are the biases
-            carried through (zeros with ``bias=False``).
+            Logits (no softmax). An all-padding row pools to ``[a^P, a^S] =
+            0``, so its logits are the biases carried through (zeros with
+            ``bias=False``).
         """
         s, p, mask = self._inputs(xs, mask)
         s, p = self._encode(s, p, mask)
