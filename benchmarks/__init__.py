@@ -3,9 +3,11 @@
 Parts (each also runs alone, e.g. ``python -m benchmarks peers --size full``):
 
 * ``params``: parameters against attention heads, LAMA vs a Transformer
-  encoder (Table 5 of Mehta & Rangwala, "Compact Multi-Head Self-Attention for Learning Supervised Text Representations");
+  encoder (Table 5 of Mehta & Rangwala, "Compact Multi-Head Self-Attention
+  for Learning Supervised Text Representations");
 * ``runtime``: training time and peak memory against sequence length, LAMA
-  Encoder, LAMA, FCSR vs a Transformer encoder (§5.2 of the LAMA paper (Mehta & Rangwala));
+  Encoder, LAMA, FCSR vs a Transformer encoder (§5.2 of the LAMA paper
+  (Mehta & Rangwala));
 * ``peers``: accuracy, fit time, throughput and latency of every estimator
   against TF-IDF + LogisticRegression and fastText on R8, MR or a user corpus;
 * ``scaling``: fit time and peak memory as the corpus grows, per token.

@@ -1,4 +1,7 @@
-"""Command line of the suite: ``python -m benchmarks [params|runtime|peers|scaling|targets ...] --size quick|full``."""
+"""Command line of the suite.
+
+``python -m benchmarks [params|runtime|peers|scaling|targets ...] --size quick|full``.
+"""
 
 import argparse
 import glob
@@ -49,7 +52,10 @@ def _write(part, meta, payload, out_dir):
 
 
 def _render_again(names, out_dir):
-    """Rewrite the Markdown, rst and PNG of results already in ``out_dir`` (after a change of wording or plot)."""
+    """Rewrite the Markdown, rst and PNG of the results in ``out_dir`` (after a change of wording).
+
+    The plots are drawn again too.
+    """
     by_stem = {PARTS[n].NAME: PARTS[n] for n in names}
     for path in sorted(glob.glob(os.path.join(out_dir, "*.json"))):
         stem = os.path.basename(path)[: -len(".json")]
@@ -105,7 +111,8 @@ def main(argv=None):
     p.add_argument(
         "--render-only",
         action="store_true",
-        help="measure nothing: rewrite the .md, .rst and .png of the JSON results in the output folder",
+        help="measure nothing: rewrite the .md, .rst and .png of the JSON results in the "
+        "output folder",
     )
     args = p.parse_args(argv)
     unknown = set(args.parts) - set(PARTS)

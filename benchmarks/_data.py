@@ -90,7 +90,9 @@ def head(texts, labels, n):
 
 
 def grow(texts, labels, n, seed=0):
-    """``n`` documents cycling through ``texts`` in a random order; copies after the first have their words shuffled.
+    """``n`` documents cycling through ``texts`` in a random order, later copies shuffled.
+
+    Copies after the first have their words shuffled.
 
     Vocabulary and document lengths stay those of the corpus, so fit cost
     should follow the total number of tokens only. The random order keeps

@@ -100,12 +100,13 @@ def describe(meta):
     """One line per fact of the stamp, for the Markdown and rst reports."""
     m, v = meta["machine"], meta["versions"]
     return [
-        f"date: {meta['date']}; size: {meta['size']}; wall time of the run: {meta['wall_s']:.0f} s "
-        f"(``{meta['command']}``)",
+        f"date: {meta['date']}; size: {meta['size']}; wall time of the run: {meta['wall_s']:.0f} "
+        f"s (``{meta['command']}``)",
         f"machine: {m['cpu']}, {m['cores']} cores, {m['platform']}; device: {m['device']}",
         f"torch threads: {meta['torch_threads']} (every measurement in its own process)",
         "versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"commit: {meta['git_commit']}",
         f"1-minute load average: {meta['loadavg_start']} at start, {meta['loadavg_end']} at end "
-        f"({m['cores']} cores; above that, other jobs shared the CPU and absolute times are inflated)",
+        f"({m['cores']} cores; above that, other jobs shared the CPU and absolute times are "
+        "inflated)",
     ]

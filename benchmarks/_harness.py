@@ -53,7 +53,7 @@ def start_peak():
 
 
 def peak_rss_mib():
-    """Peak resident set size (MiB) since the last :func:`start_peak` (or since the process started)."""
+    """Peak resident set size (MiB) since the last :func:`start_peak` (or the process's start)."""
     try:
         return _status_mib("VmHWM")
     except OSError:

@@ -1,4 +1,4 @@
-"""The estimators the benchmarks compare, each as one object with ``fit(texts, y)`` / ``predict(texts)``."""
+"""The estimators the benchmarks compare, each with ``fit(texts, y)`` and ``predict(texts)``."""
 
 import os
 import tempfile

@@ -11,7 +11,7 @@ import os
 
 
 def sig(x, digits=3):
-    """``x`` rounded to ``digits`` significant digits, with thousands separators, never in exponent form."""
+    """``x`` to ``digits`` significant digits, with thousands separators, never as an exponent."""
     if x == 0 or not math.isfinite(x):
         return f"{x:g}"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
@@ -118,9 +118,10 @@ def _figure(plot, meta, path):
     fig.text(
         0.01,
         0.01,
-        f"{meta['date']} | {m['cpu']}, {m['cores']} cores, {m['device']}, {meta['torch_threads']} torch thread(s) | "
-        f"torch {v['torch']}, scikit-learn {v['scikit-learn']}, skorch {v['skorch']}, gensim {v['gensim']}, "
-        f"numpy {v['numpy']} | size {meta['size']}",
+        f"{meta['date']} | {m['cpu']}, {m['cores']} cores, {m['device']}, "
+        f"{meta['torch_threads']} torch thread(s) | torch {v['torch']}, scikit-learn "
+        f"{v['scikit-learn']}, skorch {v['skorch']}, gensim {v['gensim']}, numpy {v['numpy']} | "
+        f"size {meta['size']}",
         fontsize=7,
         color="0.35",
     )

@@ -154,7 +154,8 @@ def run(cfg, threads, corpora, log):
             )
             r.update(corpus=corpus_name(corpus), model=model, seed=seed, previous=previous)
             log(
-                f"{r['corpus']:4s} {model:8s} seed {seed}{' (previous defaults)' if previous else ''}: "
+                f"{r['corpus']:4s} {model:8s} seed "
+                f"{seed}{' (previous defaults)' if previous else ''}: "
                 + (
                     f"acc {r['accuracy']:.4f} fit {r['fit_s']:.1f} s"
                     if "error" not in r

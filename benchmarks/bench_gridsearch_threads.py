@@ -203,7 +203,8 @@ def _markdown(result):
         "",
         result["setup"] + ".",
         "",
-        "| mode | torch threads per fit | wall time per search (s) | load average before each | median (s) |",
+        "| mode | torch threads per fit | wall time per search (s) "
+        "| load average before each | median (s) |",
         "|---|---|---|---|---|",
     ]
     scores = set()

@@ -1,4 +1,7 @@
-"""Parameters against attention heads: LAMA vs a Transformer encoder (Table 5 of Mehta & Rangwala, "Compact Multi-Head Self-Attention for Learning Supervised Text Representations").
+"""Parameters against attention heads: LAMA vs a Transformer encoder.
+
+Table 5 of Mehta & Rangwala, "Compact Multi-Head Self-Attention for Learning
+Supervised Text Representations".
 
 The paper's setup: BiGRU hidden size and ``d_model`` both 512, classifier
 hidden layer 1024, heads 2, 4, ..., 64. Both models are the package's real
@@ -116,10 +119,11 @@ def _report(rows, vocabulary):
         NAME, "Parameters vs attention heads: LAMA vs Transformer encoder (LAMA paper, Table 5)"
     )
     rep.text(
-        f"Setup of the paper's Table 5: LAMA+ctx with BiGRU hidden size 512 over 100-d word vectors, TE with "
-        f"d_model 512, 4 x d_model feed-forward, {MAX_LENGTH} learned positions and its own 512-d embedding "
-        f"table; both with a classifier hidden layer of {MLP}. Vocabulary: {vocabulary:,} rows (R8 training "
-        "split, Word2VecVectorizer defaults). Millions of parameters; TE/LAMA is the ratio of whole models."
+        "Setup of the paper's Table 5: LAMA+ctx with BiGRU hidden size 512 over 100-d word "
+        f"vectors, TE with d_model 512, 4 x d_model feed-forward, {MAX_LENGTH} learned positions "
+        f"and its own 512-d embedding table; both with a classifier hidden layer of {MLP}. "
+        f"Vocabulary: {vocabulary:,} rows (R8 training split, Word2VecVectorizer defaults). "
+        "Millions of parameters; TE/LAMA is the ratio of whole models."
     )
     rep.table(
         [
@@ -168,28 +172,32 @@ def _findings(rows):
     implied = (PAPER[2][1] * 1e6 - first["te"]["without_embedding"]) / WIDTH
     lama_implied = first["lama"]["without_embedding"] + implied * WORD_DIM
     return [
-        f"LAMA's attention layer grows linearly, by {per_head_attention:,.0f} parameters per head (only P and Q "
-        "depend on the heads), as the paper says; TE's attention is constant "
+        f"LAMA's attention layer grows linearly, by {per_head_attention:,.0f} parameters per "
+        "head (only P and Q depend on the heads), as the paper says; TE's attention is constant "
         f"({first['te']['attention']:,}).",
-        f"TE's whole model is {'constant' if te_constant else 'not constant'} in the number of heads, as in the "
-        "paper.",
-        f"LAMA's whole model grows by {per_head_total:,.0f} parameters per head: the MLP reads the flattened "
-        "m x 2h matrix embedding (Eq. 15-16), so its first layer has m x 1024 x 1024 weights. The paper's "
-        "totals grow by about 1,000 per head, so its classifier cannot have read the flattened matrix.",
-        f"Claim '~3x more compact than TE': TE/LAMA is {first['te']['total'] / first['lama']['total']:.2f} at "
-        f"{first['heads']} heads and {last['te']['total'] / last['lama']['total']:.2f} at {last['heads']}; "
+        f"TE's whole model is {'constant' if te_constant else 'not constant'} in the number of "
+        "heads, as in the paper.",
+        f"LAMA's whole model grows by {per_head_total:,.0f} parameters per head: the MLP reads "
+        "the flattened m x 2h matrix embedding (Eq. 15-16), so its first layer has m x 1024 x "
+        "1024 weights. The paper's totals grow by about 1,000 per head, so its classifier "
+        "cannot have read the flattened matrix.",
+        "Claim '~3x more compact than TE': TE/LAMA is "
+        f"{first['te']['total'] / first['lama']['total']:.2f} at {first['heads']} heads and "
+        f"{last['te']['total'] / last['lama']['total']:.2f} at {last['heads']}; "
         + (
             f"LAMA is larger from {crossover[0]} heads on. "
             if crossover
             else "LAMA stays smaller throughout. "
         )
         + "Without embeddings TE/LAMA is "
-        f"{first['te']['without_embedding'] / first['lama']['without_embedding']:.2f} at {first['heads']} heads.",
-        f"The paper's TE total ({PAPER[2][1]}M) equals this TE's {first['te']['without_embedding'] / 1e6:.3f}M "
-        f"without embeddings plus a 512-d table of about {implied:,.0f} words; with that vocabulary LAMA at "
-        f"{first['heads']} heads has {lama_implied / 1e6:.3f}M parameters (TE/LAMA "
-        f"{PAPER[2][1] * 1e6 / lama_implied:.2f}): the paper's ~3x comes from the embedding widths (512 vs 100) "
-        "and a classifier that does not grow with the heads.",
+        f"{first['te']['without_embedding'] / first['lama']['without_embedding']:.2f} at "
+        f"{first['heads']} heads.",
+        f"The paper's TE total ({PAPER[2][1]}M) equals this TE's "
+        f"{first['te']['without_embedding'] / 1e6:.3f}M without embeddings plus a 512-d table of "
+        f"about {implied:,.0f} words; with that vocabulary LAMA at {first['heads']} heads has "
+        f"{lama_implied / 1e6:.3f}M parameters (TE/LAMA {PAPER[2][1] * 1e6 / lama_implied:.2f}): "
+        "the paper's ~3x comes from the embedding widths (512 vs 100) and a classifier that "
+        "does not grow with the heads.",
     ]
 
 

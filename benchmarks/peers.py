@@ -138,19 +138,20 @@ def _report(name, cfg, rows, missing):
     subset = (
         ""
         if cfg["train_limit"] is None
-        else f" Quick size: at most {cfg['train_limit']} training and {cfg['test_limit']} test documents, "
-        f"our classifiers with {cfg['overrides']}: these numbers check the suite, not the models."
+        else f" Quick size: at most {cfg['train_limit']} training and {cfg['test_limit']} test "
+        f"documents, our classifiers with {cfg['overrides']}: these numbers check the suite, not "
+        "the models."
     )
     rep.text(
-        "Defaults everywhere, random_state=0, raw text in. Ratios are against TF-IDF + LogisticRegression "
-        "on the same corpus, in the same run (fit: x slower; throughput: x its documents/s)."
-        + subset
+        "Defaults everywhere, random_state=0, raw text in. Ratios are against TF-IDF + "
+        "LogisticRegression on the same corpus, in the same run (fit: x slower; throughput: x "
+        "its documents/s)." + subset
     )
     rep.text(
         "The peers are tuned, with the settings of the project's reference measurements: TF-IDF "
-        "(bigrams, sublinear tf, min_df=2) + LogisticRegression(C=10), and fastText (25 epochs, lr "
-        "0.5, word bigrams, lower-cased, training lines shuffled; thread and seed fixed). The "
-        "``accuracy`` part gives means over 3 seeds."
+        "(bigrams, sublinear tf, min_df=2) + LogisticRegression(C=10), and fastText (25 epochs, "
+        "lr 0.5, word bigrams, lower-cased, training lines shuffled; thread and seed fixed). "
+        "The ``accuracy`` part gives means over 3 seeds."
     )
     if missing:
         rep.text(f"fastText: {missing}.")
@@ -158,8 +159,8 @@ def _report(name, cfg, rows, missing):
         part = [r for r in rows if r["corpus"] == corpus]
         ref = next((r for r in part if r["model"] == "tfidf_lr" and "error" not in r), None)
         rep.text(
-            f"**{corpus}** ({part[0].get('n_train', '?')} training / {part[0].get('n_test', '?')} test "
-            "documents)"
+            f"**{corpus}** ({part[0].get('n_train', '?')} training / "
+            f"{part[0].get('n_test', '?')} test documents)"
         )
         rep.table(
             [
@@ -210,8 +211,9 @@ def _findings(rows):
         if ours and peers:
             a, b = max(ours, key=lambda r: r["accuracy"]), max(peers, key=lambda r: r["accuracy"])
             line += (
-                f"; best of ours {LABELS[a['model']]} {a['accuracy']:.4f} vs best peer {LABELS[b['model']]} "
-                f"{b['accuracy']:.4f} ({(a['accuracy'] - b['accuracy']) * 100:+.1f} points), fitting "
+                f"; best of ours {LABELS[a['model']]} {a['accuracy']:.4f} vs best peer "
+                f"{LABELS[b['model']]} {b['accuracy']:.4f} "
+                f"({(a['accuracy'] - b['accuracy']) * 100:+.1f} points), fitting "
                 f"{a['fit_s'] / b['fit_s']:.0f}x slower"
             )
         out.append(line + ".")

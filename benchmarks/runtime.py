@@ -1,4 +1,6 @@
-"""Training time and peak memory against sequence length (§5.2 of the LAMA paper (Mehta & Rangwala), Fig. 2).
+"""Training time and peak memory against sequence length.
+
+§5.2 and Fig. 2 of the LAMA paper (Mehta & Rangwala).
 
 Models, all full classifiers reading the same ``(B, T, width)`` word vectors
 with a padding mask (every token real, so all do the same work as in a
@@ -123,7 +125,8 @@ def run(cfg, threads, corpora, log):
                 r["epoch_s"] = r["median_s"] * math.ceil(EPOCH_DOCUMENTS / cfg["batch"])
                 r["tokens_per_s"] = cfg["batch"] * length / r["median_s"]
                 log(
-                    f"{model:13s} T={length:5d} step {r['median_s'] * 1e3:9.1f} ms  peak +{r['peak_rss_delta_mib']:7.1f} MiB"
+                    f"{model:13s} T={length:5d} step {r['median_s'] * 1e3:9.1f} ms  peak "
+                    f"+{r['peak_rss_delta_mib']:7.1f} MiB"
                 )
             else:
                 log(f"{model:13s} T={length:5d} FAILED {r['error']}")
@@ -167,11 +170,12 @@ def _report(cfg, rows, ratios):
         "Training time and memory vs sequence length: LAMA Encoder, LAMA, FCSR vs Transformer",
     )
     rep.text(
-        f"One training step (forward, loss, backward) on a batch of {cfg['batch']} documents of T tokens, "
-        f"{cfg['width']}-d inputs, Transformer with {cfg['nhead']} heads and feed-forward {4 * cfg['width']}; "
-        f"median of {cfg['repeats']} steps after a warm-up (fewer at T >= 1000). Epoch = "
-        f"ceil({EPOCH_DOCUMENTS} / {cfg['batch']}) steps (an R8-sized corpus). Memory: peak RSS during the first "
-        "step above the RSS before it (kernel high-water mark reset), one process per cell."
+        f"One training step (forward, loss, backward) on a batch of {cfg['batch']} documents of "
+        f"T tokens, {cfg['width']}-d inputs, Transformer with {cfg['nhead']} heads and "
+        f"feed-forward {4 * cfg['width']}; median of {cfg['repeats']} steps after a warm-up "
+        f"(fewer at T >= 1000). Epoch = ceil({EPOCH_DOCUMENTS} / {cfg['batch']}) steps (an "
+        "R8-sized corpus). Memory: peak RSS during the first step above the RSS before it "
+        "(kernel high-water mark reset), one process per cell."
     )
     rep.table(
         ["T"]
@@ -201,7 +205,8 @@ def _report(cfg, rows, ratios):
         + ", ".join(
             f"{LABELS[m]} {by[(m, cfg['lengths'][0])].get('n_params', 0):,}" for m in MODELS
         )
-        + f"; step times in ms are in the JSON file ({first.get('torch_threads', '?')} torch thread(s))."
+        + "; step times in ms are in the JSON file "
+        + f"({first.get('torch_threads', '?')} torch thread(s))."
     )
     rep.bullets(_findings(cfg, ratios))
     return rep
@@ -214,14 +219,15 @@ def _findings(cfg, ratios):
     if target:
         met = "met" if target["time"] >= TARGET_SPEEDUP else "NOT met"
         out.append(
-            f"Target: LAMA Encoder >= {TARGET_SPEEDUP:.0f}x faster than the Transformer per epoch at "
-            f"T = {TARGET_LENGTH}: {target['time']:.2f}x, {met}."
+            f"Target: LAMA Encoder >= {TARGET_SPEEDUP:.0f}x faster than the Transformer per "
+            f"epoch at T = {TARGET_LENGTH}: {target['time']:.2f}x, {met}."
         )
     short = [e for e in ratios if e["length"] <= 250 and "lama_encoder" in e]
     if short:
         held = all(e["lama_encoder"]["time"] > 1 for e in short)
         out.append(
-            "Paper (Fig. 2, T = 50-250): TE is slower per epoch than LAMA Encoder at every length. Here: "
+            "Paper (Fig. 2, T = 50-250): TE is slower per epoch than LAMA Encoder at every "
+            "length. Here: "
             + ", ".join(
                 f"TE/LE = {e['lama_encoder']['time']:.2f}x at T = {e['length']}" for e in short
             )
@@ -231,8 +237,9 @@ def _findings(cfg, ratios):
     for model in ("fcsr", "lama"):
         if model in longest:
             out.append(
-                f"At T = {longest['length']} the Transformer takes {longest[model]['time']:.2f}x the time and "
-                f"{longest[model]['memory']:.2f}x the memory of {LABELS[model]} (quadratic vs linear in T)."
+                f"At T = {longest['length']} the Transformer takes {longest[model]['time']:.2f}x "
+                f"the time and {longest[model]['memory']:.2f}x the memory of {LABELS[model]} "
+                "(quadratic vs linear in T)."
             )
     return out
 

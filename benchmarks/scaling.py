@@ -130,10 +130,10 @@ def _fit(rows):
 def _report(name, corpus, rows, fits):
     rep = Report(name, "Fit time and peak memory vs corpus size (one epoch)")
     rep.text(
-        f"Corpus: {corpus_name(corpus)} training split grown by shuffled copies; Word2VecVectorizer() + each "
-        "classifier with max_epochs=1, early_stopping=False, random_state=0. Tokens: those the classifier "
-        "sees (words below min_count dropped). The vocabulary grows while copies lift rare words over "
-        "min_count=5."
+        f"Corpus: {corpus_name(corpus)} training split grown by shuffled copies; "
+        "Word2VecVectorizer() + each classifier with max_epochs=1, early_stopping=False, "
+        "random_state=0. Tokens: those the classifier sees (words below min_count dropped). The "
+        "vocabulary grows while copies lift rare words over min_count=5."
     )
     rep.table(
         [
@@ -211,13 +211,15 @@ def _findings(rows, fits):
         verdict = (
             "linear"
             if 0.8 <= growth <= 1.25
-            else "per-token cost not flat: superlinear, or the CPU got busier (see the load average)"
+            else "per-token cost not flat: superlinear, or the CPU got busier (see the load "
+            "average)"
         )
         out.append(
-            f"{LABELS[m]}: {t['per_token'] * 1e6:.1f} us per token fitted (R² {t['r2']:.3f}); per token "
-            f"{per_token[-2] * 1e6:.1f} us at {pts[-2]['tokens']:,} tokens and {per_token[-1] * 1e6:.1f} us at "
-            f"{pts[-1]['tokens']:,} ({growth:.2f}x): {verdict}. Peak memory grows by "
-            f"{f['peak_rss_delta_mib']['per_token'] * 2**20:.0f} bytes per token."
+            f"{LABELS[m]}: {t['per_token'] * 1e6:.1f} us per token fitted (R² {t['r2']:.3f}); "
+            f"per token {per_token[-2] * 1e6:.1f} us at {pts[-2]['tokens']:,} tokens and "
+            f"{per_token[-1] * 1e6:.1f} us at {pts[-1]['tokens']:,} ({growth:.2f}x): {verdict}. "
+            f"Peak memory grows by {f['peak_rss_delta_mib']['per_token'] * 2**20:.0f} bytes per "
+            "token."
         )
     return out
 

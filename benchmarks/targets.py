@@ -99,12 +99,14 @@ def render(payload):
     scaled = (
         ""
         if cfg["train_limit"] is None
-        else f" Quick size: epochs on {cfg['train_limit']} documents, scaled to the 5,485 of the split."
+        else f" Quick size: epochs on {cfg['train_limit']} documents, scaled to the 5,485 of "
+        "the split."
     )
     rep.text(
         f"Defaults behind Word2VecVectorizer(random_state=0); {cfg['epochs']} epoch(s) without "
-        "validation, the median epoch reported; inference = predict_proba on the vectorized test "
-        "split (2,189 documents), median of repeats; 'pipeline' includes vectorizing the raw text. This part "
+        "validation, the median epoch reported; inference = predict_proba on the vectorized "
+        "test split (2,189 documents), median of repeats; 'pipeline' includes vectorizing the "
+        "raw text. This part "
         "ignores --threads: each row states its own thread count." + scaled
     )
     ok = [r for r in rows if "error" not in r]
@@ -148,7 +150,8 @@ def render(payload):
         [
             f"{LABELS[r['model']]} with {top} thread(s): epoch {sig(r['epoch_s'])} s "
             f"({r['epoch_s'] / EPOCH_TARGET_S[r['model']]:.2f}x the target), inference "
-            f"{r['docs_per_s']:,.0f} docs/s ({r['docs_per_s'] / DOCS_PER_S_TARGET:.2f}x the target)."
+            f"{r['docs_per_s']:,.0f} docs/s ({r['docs_per_s'] / DOCS_PER_S_TARGET:.2f}x the "
+            "target)."
             for r in best
         ]
     )

@@ -1,14 +1,18 @@
-"""The Duo translator against the vanilla Transformer on gettext messages (the Duo paper's §4.2 at small scale).
+"""The Duo translator against the vanilla Transformer on gettext messages.
 
-English → French and English → German message pairs are read from the gettext catalogues installed on
-the machine (:func:`sklearn_lama.datasets.load_gettext`: 3-40 words, deduplicated, hash split 90/10).
-Every model is a :class:`~sklearn_lama.DuoTranslator` of the same width and depth, trained for the same
-wall-clock budget on the CPU (``max_time``, validation included) with the same schedule and seed; the
-vanilla Transformer is the same code with the four Duo flags off. Per epoch: validation perplexity
-(unsmoothed, per target subword, on the 10 % of the training pairs held out) and greedy BLEU on a fixed
-part of the test split (the paper's Fig. 3 and Tables 7-8). At the end: greedy BLEU on the whole test
-split (sacrebleu, 13a). The Table 6 ablation adds the flags one at a time on English → French, with
-a control: the Transformer started from the word2vec vectors that Duo's streams start from.
+The Duo paper's §4.2 at small scale. English → French and English → German
+message pairs are read from the gettext catalogues installed on the machine
+(:func:`sklearn_lama.datasets.load_gettext`: 3-40 words, deduplicated, hash
+split 90/10). Every model is a :class:`~sklearn_lama.DuoTranslator` of the
+same width and depth, trained for the same wall-clock budget on the CPU
+(``max_time``, validation included) with the same schedule and seed; the
+vanilla Transformer is the same code with the four Duo flags off. Per epoch:
+validation perplexity (unsmoothed, per target subword, on the 10 % of the
+training pairs held out) and greedy BLEU on a fixed part of the test split
+(the paper's Fig. 3 and Tables 7-8). At the end: greedy BLEU on the whole
+test split (sacrebleu, 13a). The Table 6 ablation adds the flags one at a
+time on English → French, with a control: the Transformer started from the
+word2vec vectors that Duo's streams start from.
 """
 
 from ._harness import run_cell
@@ -198,25 +202,27 @@ def render(payload):
     rep = Report(payload["name"], "Duo translator vs the Transformer on gettext messages")
     m = cfg["model"]
     rep.text(
-        f"Every model: DuoTranslator with d_model={m['d_model']} per stream, {m['n_layers']}+{m['n_layers']} "
-        f"layers, d_ff={m['d_ff']}, {m['n_heads']} heads, BPE vocabulary {m['vocab_size']} per side, "
-        f"warm-up {m['warmup_steps']} steps, peak learning rate {m.get('learning_rate', 1e-3):g}, batches of "
-        f"{m.get('max_tokens', 4096)} padded tokens, random_state=0, trained for {cfg['budget_s']} s of "
-        f"wall-clock time on the CPU with {cfg['threads']} torch thread(s) (word2vec start vectors and "
-        "validation passes included, BLEU measurements excluded). The Transformer is the same code with "
-        "the four Duo flags off. Models with meta embeddings start their subword tables from word2vec "
-        "vectors trained on the training pairs (CBOW for one stream, skip-gram for the other; "
-        "embedding_init='auto'), the others from random tables; the control row starts the "
-        "Transformer from the CBOW vectors. BLEU: "
-        "sacrebleu corpus BLEU (13a), greedy decoding, on "
+        f"Every model: DuoTranslator with d_model={m['d_model']} per stream, "
+        f"{m['n_layers']}+{m['n_layers']} layers, d_ff={m['d_ff']}, {m['n_heads']} heads, BPE "
+        f"vocabulary {m['vocab_size']} per side, warm-up {m['warmup_steps']} steps, peak "
+        f"learning rate {m.get('learning_rate', 1e-3):g}, batches of {m.get('max_tokens', 4096)} "
+        f"padded tokens, random_state=0, trained for {cfg['budget_s']} s of wall-clock time on "
+        f"the CPU with {cfg['threads']} torch thread(s) (word2vec start vectors and validation "
+        "passes included, BLEU measurements excluded). The Transformer is the same code with "
+        "the four Duo flags off. Models with meta embeddings start their subword tables from "
+        "word2vec vectors trained on the training pairs (CBOW for one stream, skip-gram for the "
+        "other; embedding_init='auto'), the others from random tables; the control row starts "
+        "the Transformer from the CBOW vectors. BLEU: sacrebleu corpus BLEU (13a), greedy "
+        "decoding, on "
         + (
             "the test split"
             if cfg["test_limit"] is None
             else f"the first {cfg['test_limit']:,} pairs of the "
             "test split (its order is a hash of the pairs)"
         )
-        + f"; the per-epoch curve uses its first {cfg['curve_limit']} pairs. Perplexity: exp of the unsmoothed validation cross-entropy per target "
-        "subword (10 % of the training pairs held out)."
+        + f"; the per-epoch curve uses its first {cfg['curve_limit']} pairs. Perplexity: exp "
+        "of the unsmoothed validation cross-entropy per target subword (10 % of the training "
+        "pairs held out)."
     )
     if ok:
         facts = {}
@@ -275,10 +281,11 @@ def render(payload):
             diff = duo["test_bleu"] - van["test_bleu"]
             reach = _epochs_to(duo, _best_ppl(van))
             verdicts.append(
-                f"en-{lang}: Duo {duo['test_bleu']:.2f} vs Transformer {van['test_bleu']:.2f} BLEU "
-                f"({diff:+.2f}; target Duo >= Transformer: {'met' if diff >= 0 else 'missed'}). "
-                f"The Transformer's best validation perplexity ({sig(_best_ppl(van))}, epoch "
-                f"{_epochs_to(van, _best_ppl(van))} of {len(van['history'])}) is reached by Duo "
+                f"en-{lang}: Duo {duo['test_bleu']:.2f} vs Transformer {van['test_bleu']:.2f} "
+                f"BLEU ({diff:+.2f}; target Duo >= Transformer: "
+                f"{'met' if diff >= 0 else 'missed'}). The Transformer's best validation "
+                f"perplexity ({sig(_best_ppl(van))}, epoch {_epochs_to(van, _best_ppl(van))} of "
+                f"{len(van['history'])}) is reached by Duo "
                 + (
                     f"at epoch {reach} of {len(duo['history'])}."
                     if reach
@@ -288,8 +295,9 @@ def render(payload):
         if lang == "fr" and "duo" in by:
             b = by["duo"]["test_bleu"]
             verdicts.append(
-                f"en-fr target BLEU >= {TARGET_FR_BLEU:g} after at most 30 min: Duo reaches {b:.2f} "
-                f"after {cfg['budget_s']} s ({'met' if b >= TARGET_FR_BLEU else 'missed'}"
+                f"en-fr target BLEU >= {TARGET_FR_BLEU:g} after at most 30 min: Duo reaches "
+                f"{b:.2f} after {cfg['budget_s']} s "
+                f"({'met' if b >= TARGET_FR_BLEU else 'missed'}"
                 + ("" if b >= TARGET_FR_BLEU else f" by {TARGET_FR_BLEU - b:.2f}")
                 + (
                     ")."
@@ -320,8 +328,8 @@ def render(payload):
                 )
             per_epoch.append(line)
         rep.text(
-            f"Per epoch, en-{lang} (BLEU on the first {cfg['curve_limit']} test pairs; s = training "
-            "seconds so far; the last epoch may be cut short by the budget):"
+            f"Per epoch, en-{lang} (BLEU on the first {cfg['curve_limit']} test pairs; s = "
+            "training seconds so far; the last epoch may be cut short by the budget):"
         )
         rep.table(
             ["epoch", "Transformer ppl", "Transformer BLEU", "s", "Duo ppl", "Duo BLEU", "s"],

@@ -1,4 +1,4 @@
-"""Validation perplexity of a translator after a fixed number of updates, whatever the machine's load.
+"""Validation perplexity of a translator after a fixed number of updates, whatever the load.
 
 The ``translation`` part compares models at equal wall-clock time, which on a shared machine mixes
 what a model learns per update with how many updates the load left it. This script takes the
