@@ -81,15 +81,12 @@ class InputAdapter:
     def lookup(self, tables, embedding_dim):
         """``SequenceNetwork`` keyword arguments and the sizes of the core's inputs.
 
-        ``tables`` are the embedding tables of the training data, or ``None``
-        when the network is rebuilt to receive trained weights (only their
-        shapes matter then).
+        ``tables`` are the embedding tables of a ``"sequences"`` input (those
+        of the training data, or placeholders of their shapes when the
+        network is rebuilt to receive trained weights); other kinds ignore
+        them.
         """
         if self.kind == "sequences":
-            if tables is None:
-                tables = [
-                    np.zeros((self.vocabulary_size, d), np.float32) for d in self.embedding_dims
-                ]
             torch_tables = [torch.from_numpy(np.array(t, dtype=np.float32)) for t in tables]
             return {"tables": torch_tables}, tuple(t.shape[1] for t in tables)
         if self.kind == "ids":

@@ -3,8 +3,7 @@
 from collections import defaultdict
 from numbers import Integral
 
-from sklearn.utils._param_validation import Interval, validate_params
-
+from .._sklearn_compat import Interval, validate_params
 from ._attention import attend
 
 
