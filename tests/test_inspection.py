@@ -34,6 +34,12 @@ DOCS = [
 ] * 10
 LABELS = ["pos", "neg"] * 20
 N_ROWS = {"lama": 3, "fcsr": 1, "duo": 2}
+# The names each classifier gives its attention rows.
+ROW_LABELS = {
+    "lama": ["head 1", "head 2", "head 3"],
+    "fcsr": ["attention"],
+    "duo": ["a^P (scores on S)", "a^S (scores on P)"],
+}
 # A quarter held out: 5 documents per class, enough for early stopping's
 # validation split, so that the training curves have a validation line.
 
@@ -174,8 +180,16 @@ def test_plot_attention_one_row_per_head(fitted):
     assert image.shape == (N_ROWS[kind], 7)
     np.testing.assert_allclose(image.sum(axis=1), 1.0, rtol=1e-5)
     assert [t.get_text() for t in ax.get_xticklabels()] == DOCS[0].split()
-    assert len(ax.get_yticklabels()) == N_ROWS[kind]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ROW_LABELS[kind]
     assert ax.get_title(loc="left").startswith("predicted ")
+
+
+def test_plot_attention_names_the_rows_of_a_foreign_classifier():
+    docs = ["key up one", "down one two"] * 5
+    vectorizer = Word2VecVectorizer(vector_size=4, min_count=1, random_state=0).fit(docs)
+    pipe = make_pipeline(vectorizer, _StubClassifier(vectorizer).fit())
+    ax = plot_attention(pipe, "key up one")
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["row 1", "row 2"]
 
 
 def test_plot_attention_draws_on_given_axes_and_cuts_tokens(fitted):

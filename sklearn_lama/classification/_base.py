@@ -218,6 +218,10 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         """Callbacks a subclass adds to the net (e.g. a learning-rate schedule)."""
         return []
 
+    def _attention_row_labels(self):
+        """A name for each row of :meth:`attention_weights`' arrays (heads, streams)."""
+        raise NotImplementedError
+
     # -------------------------------------------------------------- input
     def _check_input(self, X, y=None, reset=False):
         adapter, batches, y, tables = check_input(self, X, y, reset=reset)

@@ -236,6 +236,10 @@ class DuoClassifier(BaseSequenceClassifier):
                 "permitting), or use n_layers=0, whose memory is linear in the length."
             )
 
+    def _attention_row_labels(self):
+        # Eq. 1 scores S and pools P into a^P; Eq. 2 the other way round.
+        return ["a^P (scores on S)", "a^S (scores on P)"]
+
     def _build_core(self, input_size, n_classes):
         if len(input_size) > 2:
             raise ValueError(

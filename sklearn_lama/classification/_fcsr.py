@@ -201,6 +201,9 @@ class FCSRClassifier(BaseSequenceClassifier):
             window=self.context_window,
         )
 
+    def _attention_row_labels(self):
+        return ["attention"]
+
     def _extra_callbacks(self):
         if self.lr_schedule is None:
             return []

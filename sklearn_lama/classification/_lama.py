@@ -230,3 +230,6 @@ class LAMAClassifier(BaseSequenceClassifier):
         if core.encoder is not None:
             core.encoder.chunk_length = self.chunk_length
         return core
+
+    def _attention_row_labels(self):
+        return [f"head {j + 1}" for j in range(self.n_heads)]

@@ -6,8 +6,6 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from ..classification._duo import DuoClassifier
-from ..classification._lama import LAMAClassifier
 from ..text._sequences import OOV_ID
 
 
@@ -47,12 +45,14 @@ def split_pipeline(pipeline):
 
 
 def row_labels(classifier, n_rows):
-    """Names of the attention rows: heads, streams, or the one pooled row."""
-    if isinstance(classifier, LAMAClassifier):
-        return [f"head {j + 1}" for j in range(n_rows)]
-    if isinstance(classifier, DuoClassifier):
-        # Eq. 1 scores S and pools P into a^P; Eq. 2 the other way round.
-        return ["a^P (scores on S)", "a^S (scores on P)"][:n_rows]
+    """Names of the attention rows, as the classifier gives them (heads, streams).
+
+    A classifier from outside this package, which has no names for its rows,
+    gets ``"attention"`` for a single row and ``"row j"`` for several.
+    """
+    labels = getattr(classifier, "_attention_row_labels", None)
+    if labels is not None:
+        return list(labels())
     if n_rows == 1:
         return ["attention"]
     return [f"row {j + 1}" for j in range(n_rows)]
