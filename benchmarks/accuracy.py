@@ -56,8 +56,8 @@ PREVIOUS = {
         "clf__max_epochs": 20,
         "clf__patience": 5,
         "clf__embedding_dropout": 0.0,
-        "clf__nb_features": 0.0,
-        "clf__nb_bigrams": 0.0,
+        "clf__nb_unigram_weight": 0.0,
+        "clf__nb_bigram_weight": 0.0,
         "clf__ema_horizon": 0.0,
     },
     "fcsr": {
@@ -67,8 +67,8 @@ PREVIOUS = {
         "clf__max_epochs": 20,
         "clf__patience": 5,
         "clf__embedding_dropout": 0.0,
-        "clf__nb_features": 0.0,
-        "clf__nb_bigrams": 0.0,
+        "clf__nb_unigram_weight": 0.0,
+        "clf__nb_bigram_weight": 0.0,
         "clf__ema_horizon": 0.0,
     },
     "duo": {
@@ -86,8 +86,8 @@ PREVIOUS = {
         "clf__patience": 5,
         "clf__positions": None,
         "clf__embedding_dropout": 0.0,
-        "clf__nb_features": 0.0,
-        "clf__nb_bigrams": 0.0,
+        "clf__nb_unigram_weight": 0.0,
+        "clf__nb_bigram_weight": 0.0,
         "clf__ema_horizon": 0.0,
     },
 }

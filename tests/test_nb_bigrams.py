@@ -1,4 +1,4 @@
-"""Naive Bayes features of token pairs (``nb_bigrams``)."""
+"""Naive Bayes features of token pairs (``nb_bigram_weight``)."""
 
 import io
 
@@ -108,15 +108,6 @@ def test_training_rows_read_the_block_of_their_fold():
     assert set(features.eval()(ids)[..., 0].unique().tolist()) == {0.0, 1.0}
 
 
-def test_pair_features_saved_before_cross_fitting_load_with_one_block():
-    saved = PairFeatures(torch.tensor([7, 9]), torch.randn(2, 1), V).state_dict()
-    del saved["folds"]  # what 0.5.0 saved
-    rebuilt = PairFeatures(torch.zeros(0, dtype=torch.int64), torch.zeros(0, 1), V, folds=5)
-    rebuilt.load_state_dict(saved)
-    ids = torch.tensor([[1, 2, 2, 4]])
-    assert torch.equal(rebuilt.train()(ids), rebuilt.eval()(ids))
-
-
 def test_pair_features_give_each_position_its_pair():
     keys = torch.tensor([_key(2, 4), _key(3, 2)])
     features = PairFeatures(keys, torch.tensor([[1.0], [2.0]]), V)
@@ -136,7 +127,7 @@ def test_pair_features_take_the_saved_number_of_pairs():
 
 def test_pair_columns_reach_the_core_and_survive_saving(kind, toy_corpus, tmp_path):
     texts, labels = toy_corpus
-    pipe = make_pipeline(kind, max_epochs=1, nb_bigrams=2.0, nb_folds=3).fit(texts, labels)
+    pipe = make_pipeline(kind, max_epochs=1, nb_bigram_weight=2.0, nb_folds=3).fit(texts, labels)
     network = pipe[-1].net_.module_
     blocks = network.pair_features.keys // pipe[-1].input_adapter_.vocabulary_size ** 2
     assert int(network.pair_features.folds) == 3 and set(blocks.tolist()) == {0, 1, 2, 3}
@@ -157,14 +148,16 @@ def test_pair_columns_reach_the_core_and_survive_saving(kind, toy_corpus, tmp_pa
 
 def test_off_or_without_tables_no_pair_features(toy_corpus):
     texts, labels = toy_corpus
-    off = make_pipeline("duo", max_epochs=1, nb_bigrams=0.0).fit(texts, labels)
+    off = make_pipeline("duo", max_epochs=1, nb_bigram_weight=0.0).fit(texts, labels)
     assert off[-1].net_.module_.pair_features is None
     ids = np.random.RandomState(0).randint(1, 20, size=(40, 6))
-    clf = make_classifier("lama", max_epochs=1, nb_bigrams=3.0).fit(ids, np.arange(40) % 2)
+    clf = make_classifier("lama", max_epochs=1, nb_bigram_weight=3.0).fit(ids, np.arange(40) % 2)
     assert clf.net_.module_.pair_features is None
 
 
-@pytest.mark.parametrize("param, value", [("nb_bigrams", -1.0), ("nb_folds", 1), ("nb_folds", -2)])
+@pytest.mark.parametrize(
+    "param, value", [("nb_bigram_weight", -1.0), ("nb_folds", 1), ("nb_folds", -2)]
+)
 def test_bad_values_are_refused_naming_the_parameter(param, value, toy_corpus):
     texts, labels = toy_corpus
     with pytest.raises(ValueError, match=param):

@@ -1,4 +1,4 @@
-"""Naive Bayes features (``nb_features``) and embedding dropout of the classifiers."""
+"""Naive Bayes features (``nb_unigram_weight``) and embedding dropout of the classifiers."""
 
 import numpy as np
 import pytest
@@ -77,17 +77,19 @@ def test_hold_out_draws_the_rows_skorch_would():
     np.testing.assert_array_equal(split.valid_rows, valid.indices)
 
 
-@pytest.mark.parametrize("nb_features, extra", [(0.0, 0), (3.0, 1)])
-def test_tables_grow_by_the_ratio_columns(kind, toy_corpus, nb_features, extra):
+@pytest.mark.parametrize("nb_unigram_weight, extra", [(0.0, 0), (3.0, 1)])
+def test_tables_grow_by_the_ratio_columns(kind, toy_corpus, nb_unigram_weight, extra):
     texts, labels = toy_corpus
-    pipe = make_pipeline(kind, max_epochs=1, nb_features=nb_features).fit(texts, labels)
+    pipe = make_pipeline(kind, max_epochs=1, nb_unigram_weight=nb_unigram_weight).fit(
+        texts, labels
+    )
     widths = [lookup.weight.shape[1] for lookup in pipe[-1].net_.module_.lookups]
     assert widths == [pipe[0].vector_size + extra]
 
 
 @pytest.mark.parametrize(
     "counter, param",
-    [("log_count_ratios", "nb_features"), ("bigram_log_count_ratios", "nb_bigrams")],
+    [("log_count_ratios", "nb_unigram_weight"), ("bigram_log_count_ratios", "nb_bigram_weight")],
 )
 def test_ratios_leave_out_the_held_out_documents(toy_corpus, monkeypatch, counter, param):
     texts, labels = toy_corpus

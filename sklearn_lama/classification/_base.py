@@ -113,8 +113,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         "embedding_dim": [Interval(Integral, 1, None, closed="left")],
         "freeze_embeddings": ["boolean"],
         "embedding_dropout": [Interval(Real, 0, 1, closed="left")],
-        "nb_features": [Interval(Real, 0, None, closed="left")],
-        "nb_bigrams": [Interval(Real, 0, None, closed="left")],
+        "nb_unigram_weight": [Interval(Real, 0, None, closed="left")],
+        "nb_bigram_weight": [Interval(Real, 0, None, closed="left")],
         # One fold would leave no document to count for the training rows.
         "nb_folds": [Interval(Integral, 2, None, closed="left"), Options(Integral, {0})],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -150,8 +150,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         embedding_dim,
         freeze_embeddings,
         embedding_dropout,
-        nb_features,
-        nb_bigrams,
+        nb_unigram_weight,
+        nb_bigram_weight,
         nb_folds,
         max_epochs,
         batch_size,
@@ -178,8 +178,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self.embedding_dim = embedding_dim
         self.freeze_embeddings = freeze_embeddings
         self.embedding_dropout = embedding_dropout
-        self.nb_features = nb_features
-        self.nb_bigrams = nb_bigrams
+        self.nb_unigram_weight = nb_unigram_weight
+        self.nb_bigram_weight = nb_bigram_weight
         self.nb_folds = nb_folds
         self.max_epochs = max_epochs
         self.batch_size = batch_size
@@ -238,11 +238,11 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         """The network; ``tables=None`` rebuilds one to receive trained weights.
 
         ``ratios`` are the tokens' log-count ratios and ``pairs`` the
-        ``(keys, ratios)`` of the token pairs, when ``nb_features`` and
-        ``nb_bigrams`` ask for them.
+        ``(keys, ratios)`` of the token pairs, when ``nb_unigram_weight`` and
+        ``nb_bigram_weight`` ask for them.
         """
-        extra = self._nb_columns(adapter, n_classes, self.nb_features)
-        pair_columns = self._nb_columns(adapter, n_classes, self.nb_bigrams)
+        extra = self._nb_columns(adapter, n_classes, self.nb_unigram_weight)
+        pair_columns = self._nb_columns(adapter, n_classes, self.nb_bigram_weight)
         rebuilt = tables is None
         if rebuilt and adapter.kind == "sequences":
             # Only the shapes matter: the trained weights replace these.
@@ -264,13 +264,13 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
                     folds=self.nb_folds,
                 ),
                 "pair_scales": torch.from_numpy(
-                    ratio_scales(tables, self.nb_bigrams, pair_columns)
+                    ratio_scales(tables, self.nb_bigram_weight, pair_columns)
                 ),
             }
         if extra:
             if rebuilt:
                 ratios = np.zeros((adapter.vocabulary_size, extra), np.float32)
-            tables = append_ratios(tables, ratios, self.nb_features)
+            tables = append_ratios(tables, ratios, self.nb_unigram_weight)
         lookup, sizes = adapter.lookup(tables, self.embedding_dim)
         sizes = tuple(size + pair_columns for size in sizes)
         input_size = sizes if self._combine == "tuple" else sum(sizes)
@@ -431,9 +431,9 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         rows = np.arange(len(view)) if split is None else split.train_rows
         training = (view.index[rows], view.y[rows], view.weights[rows])
         ratios = pairs = None
-        if self._nb_columns(adapter, n_classes, self.nb_features):
+        if self._nb_columns(adapter, n_classes, self.nb_unigram_weight):
             ratios = log_count_ratios(batches, *training, adapter.vocabulary_size, n_classes)
-        if self._nb_columns(adapter, n_classes, self.nb_bigrams):
+        if self._nb_columns(adapter, n_classes, self.nb_bigram_weight):
             pairs = bigram_log_count_ratios(
                 batches, *training, adapter.vocabulary_size, n_classes, folds=self.nb_folds
             )

@@ -149,32 +149,38 @@ FITTED_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,)
         The file the last fit wrote its checkpoints to (``checkpoint``)."""
 
 # Formatted by :func:`classifier_docstring`: each classifier has its own default.
-NB_FEATURES = """nb_features : float, default={default}
-        Weight of the Naive Bayes features appended to every token vector when
-        ``X`` comes with embedding tables (the vectorizers' output): the
-        token's log-count ratio, how much more often the documents of a class
-        hold it than the others (Wang & Manning, 2012; one column for two
-        classes, else one per class), computed on the training documents
-        only (never on the held-out validation ones), standardised and scaled
-        to ``nb_features`` times the spread of the table's vectors (divided by
-        the square root of the number of columns), then fine-tuned with them.
-        Word vectors trained on a small corpus barely separate "good" from
-        "bad"; these columns carry what TF-IDF + LogisticRegression learns
-        from such a corpus. ``0`` gives the papers'
-        inputs (word vectors only)."""
+NB_UNIGRAM_WEIGHT = """nb_unigram_weight : float, default={default}
+        Weight of the Naive Bayes features of single tokens, appended to every
+        token vector when ``X`` comes with embedding tables (the vectorizers'
+        output): the token's log-count ratio, how much more often the
+        documents of a class hold it than the others (Wang & Manning, 2012;
+        one column for two classes, else one per class), computed on the
+        training documents only (never on the held-out validation ones),
+        standardised and scaled to ``nb_unigram_weight`` times the spread of
+        the table's vectors (divided by the square root of the number of
+        columns), then fine-tuned with them. Word vectors trained on a small
+        corpus barely separate "good" from "bad"; these columns carry what
+        TF-IDF + LogisticRegression learns from such a corpus. ``0`` leaves
+        them out: the papers' inputs (word vectors only).
+
+        .. versionchanged:: 0.8.0
+           Renamed from ``nb_features``, a name that read as a count."""
 
 # Formatted by :func:`classifier_docstring`: each classifier has its own default.
-NB_BIGRAMS = """nb_bigrams : float, default={default}
+NB_BIGRAM_WEIGHT = """nb_bigram_weight : float, default={default}
         Weight of the Naive Bayes features of word pairs, appended to every
-        token vector after those of ``nb_features`` (same tables, same
+        token vector after those of ``nb_unigram_weight`` (same tables, same
         scaling): the log-count ratio of the pair the token ends (Wang &
         Manning, 2012, whose bigram features give a linear model most of its
         edge on sentiment), for the pairs held by at least two training
         documents (0 for the others and the first token); computed on the
-        training documents only and kept fixed. ``0`` leaves them out."""
+        training documents only and kept fixed. ``0`` leaves them out.
+
+        .. versionchanged:: 0.8.0
+           Renamed from ``nb_bigrams``, a name that read as a count."""
 
 NB_FOLDS = """nb_folds : int, default={default}
-        Cross-fitting of the ``nb_bigrams`` ratios: while training, each
+        Cross-fitting of the ``nb_bigram_weight`` ratios: while training, each
         document reads the ratios counted without the documents of its fold
         (one of ``nb_folds``, a hash of its tokens), as target encoding is
         cross-fitted, so that a pair held by few training documents is not a
@@ -184,23 +190,23 @@ NB_FOLDS = """nb_folds : int, default={default}
 # References [2] and [3] of every classifier (each has its paper as [1]).
 SHARED_REFERENCES = """.. [2] Wang, S. and Manning, C. D. "Baselines and Bigrams: Simple, Good
        Sentiment and Topic Classification." ACL 2012 (the Naive Bayes
-       log-count ratios of ``nb_features`` and ``nb_bigrams``).
+       log-count ratios of ``nb_unigram_weight`` and ``nb_bigram_weight``).
     .. [3] Polyak, B. T. and Juditsky, A. B. "Acceleration of Stochastic
        Approximation by Averaging." SIAM Journal on Control and Optimization
        30(4), 1992 (the weight average of ``ema_horizon``)."""
 
 
-def classifier_docstring(nb_features, nb_bigrams, nb_folds):
+def classifier_docstring(nb_unigram_weight, nb_bigram_weight, nb_folds):
     """The :class:`Substitution` of a classifier: the shared texts, with its defaults.
 
-    ``nb_features``, ``nb_bigrams`` and ``nb_folds`` are the defaults, as
-    written in the docstring (e.g. ``"3.0"``).
+    ``nb_unigram_weight``, ``nb_bigram_weight`` and ``nb_folds`` are the
+    defaults, as written in the docstring (e.g. ``"3.0"``).
     """
     return Substitution(
         training_parameters=TRAINING_PARAMETERS,
         fitted_attributes=FITTED_ATTRIBUTES,
         shared_references=SHARED_REFERENCES,
-        nb_features=NB_FEATURES.format(default=nb_features),
-        nb_bigrams=NB_BIGRAMS.format(default=nb_bigrams),
+        nb_unigram_weight=NB_UNIGRAM_WEIGHT.format(default=nb_unigram_weight),
+        nb_bigram_weight=NB_BIGRAM_WEIGHT.format(default=nb_bigram_weight),
         nb_folds=NB_FOLDS.format(default=nb_folds),
     )

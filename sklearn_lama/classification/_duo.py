@@ -20,7 +20,7 @@ _ATTENTION_BYTES = 2**28
 
 
 @register
-@classifier_docstring(nb_features="3.0", nb_bigrams="1.0", nb_folds="0")
+@classifier_docstring(nb_unigram_weight="3.0", nb_bigram_weight="1.0", nb_folds="0")
 class DuoClassifier(BaseSequenceClassifier):
     """Meta-embedding classifier: two embeddings of the same words attend to each other.
 
@@ -91,8 +91,8 @@ class DuoClassifier(BaseSequenceClassifier):
         Dropout on each embedding stream's token vectors while training (the
         paper has none: 0); fine-tuned vectors otherwise fit a small training
         set within a few epochs.
-    %(nb_features)s
-    %(nb_bigrams)s
+    %(nb_unigram_weight)s
+    %(nb_bigram_weight)s
     %(nb_folds)s
     %(training_parameters)s
 
@@ -153,8 +153,8 @@ class DuoClassifier(BaseSequenceClassifier):
         embedding_dim=100,
         freeze_embeddings=False,
         embedding_dropout=0.5,
-        nb_features=3.0,
-        nb_bigrams=1.0,
+        nb_unigram_weight=3.0,
+        nb_bigram_weight=1.0,
         nb_folds=0,
         max_epochs=20,
         batch_size=32,
@@ -191,8 +191,8 @@ class DuoClassifier(BaseSequenceClassifier):
             embedding_dim=embedding_dim,
             freeze_embeddings=freeze_embeddings,
             embedding_dropout=embedding_dropout,
-            nb_features=nb_features,
-            nb_bigrams=nb_bigrams,
+            nb_unigram_weight=nb_unigram_weight,
+            nb_bigram_weight=nb_bigram_weight,
             nb_folds=nb_folds,
             max_epochs=max_epochs,
             batch_size=batch_size,

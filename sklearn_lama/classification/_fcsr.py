@@ -18,7 +18,7 @@ __all__ = ["FCSRClassifier"]
 
 
 @register
-@classifier_docstring(nb_features="0.0", nb_bigrams="3.0", nb_folds="10")
+@classifier_docstring(nb_unigram_weight="0.0", nb_bigram_weight="3.0", nb_folds="10")
 class FCSRClassifier(BaseSequenceClassifier):
     """Full-context semantic representation (FCSR) text classifier.
 
@@ -67,8 +67,8 @@ class FCSRClassifier(BaseSequenceClassifier):
         Dropout on the token vectors while training (the paper has none). It
         did not help FCSR on the shipped corpora (see the results page), so
         FCSR keeps none by default.
-    %(nb_features)s
-    %(nb_bigrams)s
+    %(nb_unigram_weight)s
+    %(nb_bigram_weight)s
     %(nb_folds)s
     %(training_parameters)s
 
@@ -120,8 +120,8 @@ class FCSRClassifier(BaseSequenceClassifier):
         embedding_dim=100,
         freeze_embeddings=False,
         embedding_dropout=0.0,
-        nb_features=0.0,
-        nb_bigrams=3.0,
+        nb_unigram_weight=0.0,
+        nb_bigram_weight=3.0,
         nb_folds=10,
         max_epochs=20,
         batch_size=32,
@@ -156,8 +156,8 @@ class FCSRClassifier(BaseSequenceClassifier):
             embedding_dim=embedding_dim,
             freeze_embeddings=freeze_embeddings,
             embedding_dropout=embedding_dropout,
-            nb_features=nb_features,
-            nb_bigrams=nb_bigrams,
+            nb_unigram_weight=nb_unigram_weight,
+            nb_bigram_weight=nb_bigram_weight,
             nb_folds=nb_folds,
             max_epochs=max_epochs,
             batch_size=batch_size,

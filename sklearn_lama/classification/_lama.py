@@ -14,7 +14,7 @@ __all__ = ["LAMAClassifier"]
 
 
 @register
-@classifier_docstring(nb_features="3.0", nb_bigrams="0.5", nb_folds="0")
+@classifier_docstring(nb_unigram_weight="3.0", nb_bigram_weight="0.5", nb_folds="0")
 class LAMAClassifier(BaseSequenceClassifier):
     """Text classifier with low-rank factorised multi-head attention (LAMA).
 
@@ -79,8 +79,8 @@ class LAMAClassifier(BaseSequenceClassifier):
         Dropout on the token vectors while training (the paper has none: 0);
         fine-tuned vectors otherwise fit a small training set within a few
         epochs.
-    %(nb_features)s
-    %(nb_bigrams)s
+    %(nb_unigram_weight)s
+    %(nb_bigram_weight)s
     %(nb_folds)s
     %(training_parameters)s
 
@@ -148,8 +148,8 @@ class LAMAClassifier(BaseSequenceClassifier):
         embedding_dim=100,
         freeze_embeddings=False,
         embedding_dropout=0.3,
-        nb_features=3.0,
-        nb_bigrams=0.5,
+        nb_unigram_weight=3.0,
+        nb_bigram_weight=0.5,
         nb_folds=0,
         max_epochs=20,
         batch_size=32,
@@ -187,8 +187,8 @@ class LAMAClassifier(BaseSequenceClassifier):
             embedding_dim=embedding_dim,
             freeze_embeddings=freeze_embeddings,
             embedding_dropout=embedding_dropout,
-            nb_features=nb_features,
-            nb_bigrams=nb_bigrams,
+            nb_unigram_weight=nb_unigram_weight,
+            nb_bigram_weight=nb_bigram_weight,
             nb_folds=nb_folds,
             max_epochs=max_epochs,
             batch_size=batch_size,
