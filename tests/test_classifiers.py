@@ -46,6 +46,19 @@ def test_subset_predictions_match_full(kind, fitted_pipelines, toy_corpus):
     np.testing.assert_allclose(pipe.predict_proba(texts[5:17]), full[5:17], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_scores_alone_are_bitwise_those_in_a_batch(kind, dtype):
+    # Documents of one length (scalar features, or token ids without padding), as
+    # in scikit-learn's subset-invariance check: small batches are padded with rows
+    # so that the CPU's matrix kernels round each row as they do in a full batch.
+    X = np.random.RandomState(0).uniform(1, 9, size=(40, 5)).astype(dtype)
+    y = (X[:, 0] > 5).astype(int)
+    clf = make_classifier(kind, max_epochs=2).fit(X, y)
+    full = clf.decision_function(X[:20])
+    alone = np.concatenate([clf.decision_function(X[i : i + 1]) for i in range(20)])
+    np.testing.assert_array_equal(alone, full)
+
+
 def test_same_random_state_same_probabilities(kind, toy_corpus):
     texts, labels = toy_corpus
     a = make_pipeline(kind, max_epochs=3).fit(texts, labels).predict_proba(texts)

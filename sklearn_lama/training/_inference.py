@@ -9,14 +9,8 @@ from ._training import INFERENCE_BATCH, to_device
 
 __all__ = ["run_sorted"]
 
-# Rows below which a batch is padded with copies of its last document. CPU
-# matrix kernels take another path for a handful of rows (matrix-vector
-# products below 5 rows on the MKL build measured here), which rounds float32
-# results differently: a document predicted alone then differed from the same
-# document in a batch by up to 3e-7 in its logits. From 5 rows on, each row's
-# result was bitwise the same whatever the other rows there; on an Intel Xeon
-# (AVX-512) 8 rows still differed by 2.4e-7 (scikit-learn's subset-invariance
-# check) and 16 did not.
+# Rows below which a batch is padded with copies of its last document: CPU matrix
+# kernels round a row differently in a product of few rows (docs/reliability.rst).
 _MIN_ROWS = 16
 
 
@@ -27,12 +21,15 @@ def run_sorted(net, batches, compute, batch_size=INFERENCE_BATCH, max_tokens=MAX
     compute, small, and cut into batches of at most ``batch_size`` documents
     within the budget of ``max_tokens`` padded tokens (see
     :func:`~sklearn_lama.training._batching.batch_ends`); masking makes each
-    document's output independent of its batch. Ties are broken by content,
-    so any permutation of the same documents gives the same batches: float32
-    kernels can round a row differently at another position, and outputs must
-    not depend on input order. A batch of fewer than 16 documents is padded
-    with copies of its last one (within ``max_tokens``), so that a document
-    predicted alone gets bitwise the result it gets among others. ``rows``
+    document's output independent of its batch, up to float32 rounding. Ties
+    are broken by content, so any permutation of the same documents gives the
+    same batches: float32 kernels can round a row differently at another
+    position, and outputs must not depend on input order. A batch of fewer
+    than 16 documents is padded with copies of its last one (within
+    ``max_tokens``), so that every matrix product has enough rows to round
+    each row as a full batch does: a document predicted alone then gets
+    bitwise the result it gets among documents of its length (sums over a
+    wider padded batch can still differ in the last bits). ``rows``
     are the positions in ``batches`` of the batch's documents; the network is
     in eval mode, without gradients, under the net's autocast
     (``precision``), and ``inputs`` are on the net's device; ``output`` is
