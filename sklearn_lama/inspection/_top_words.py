@@ -3,7 +3,7 @@
 from collections import defaultdict
 from numbers import Integral
 
-from .._sklearn_compat import Interval, validate_params
+from ..utils._sklearn_compat import Interval, validate_params
 from ._attention import attend
 
 
