@@ -63,8 +63,8 @@ KEPT = {
 }
 
 
-def write_mo(path, pairs):
-    """A little-endian .mo file (the GNU format: header, two string tables, the strings)."""
+def mo_bytes(pairs, order="<"):
+    """A .mo file (GNU format: header, two string tables, the strings); ``order`` as struct's."""
     pairs = sorted(pairs)
     n = len(pairs)
     ids = [k.encode() for k, _ in pairs]
@@ -75,9 +75,14 @@ def write_mo(path, pairs):
         for item in items:
             table.append((len(item), start + len(blob)))
             blob += item + b"\0"
-    header = struct.pack("<7I", 0x950412DE, 0, n, 28, 28 + 8 * n, 0, 0)
-    tables = b"".join(struct.pack("<2I", *e) for e in orig + trans)
-    path.write_bytes(header + tables + blob)
+    header = struct.pack(order + "7I", 0x950412DE, 0, n, 28, 28 + 8 * n, 0, 0)
+    tables = b"".join(struct.pack(order + "2I", *e) for e in orig + trans)
+    return header + tables + blob
+
+
+def write_mo(path, pairs):
+    """Write a little-endian .mo file of ``pairs`` to ``path``."""
+    path.write_bytes(mo_bytes(pairs))
 
 
 @pytest.fixture
@@ -156,10 +161,59 @@ def test_load_gettext_word_range_and_missing_language(locale_dir):
     assert "Too short" in X
     X, _ = load_gettext("fr", directory=locale_dir, subset="all", max_words=3, return_X_y=True)
     assert X and all(len(x.split()) == 3 for x in X)
-    assert load_gettext("de", directory=locale_dir).data == []
+    with pytest.raises(ValueError, match=r"language='de' .*languages found there: fr\."):
+        load_gettext("de", directory=locale_dir)
 
 
-@pytest.mark.parametrize("kwargs", [{"subset": "dev"}, {"test_size": 1.5}, {"language": ""}])
-def test_load_gettext_bad_arguments(locale_dir, kwargs):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"subset": "dev"}, ValueError, "subset"),
+        ({"test_size": 1.5}, ValueError, "test_size"),
+        ({"test_size": float("nan")}, ValueError, "test_size"),
+        ({"test_size": "0.1"}, TypeError, "test_size"),
+        ({"subset": "test", "test_size": 0}, ValueError, "selects no message"),
+        ({"subset": "train", "test_size": 1.0}, ValueError, "selects no message"),
+        ({"language": ""}, ValueError, "language"),
+        ({"language": ".."}, ValueError, "language"),
+        ({"language": "fr/../de"}, ValueError, "language"),
+        ({"language": None}, TypeError, "language"),
+        ({"min_words": -1}, ValueError, "min_words"),
+        ({"max_words": 0}, ValueError, "max_words"),
+        ({"min_words": 5, "max_words": 4}, ValueError, "min_words=5 is above max_words=4"),
+        ({"min_words": 2.5}, TypeError, "min_words"),
+        ({"max_words": True}, TypeError, "max_words"),
+        ({"return_X_y": "yes"}, TypeError, "return_X_y"),
+        ({"min_words": 30}, ValueError, "hold no pair of min_words=30"),
+    ],
+)
+def test_load_gettext_bad_arguments(locale_dir, kwargs, error, match):
+    with pytest.raises(error, match=match):
         load_gettext(**{"language": "fr", "directory": locale_dir, **kwargs})
+
+
+def test_load_gettext_bad_directories(locale_dir, tmp_path):
+    for directory, error, match in [
+        (tmp_path / "missing", ValueError, "missing' is not an existing folder"),
+        ("", ValueError, "directory='' is not an existing folder"),
+        ([], ValueError, "directory is empty"),
+        ([locale_dir, 3], TypeError, "directory holds 3"),
+        (3, TypeError, "directory must be a path"),
+        (locale_dir / "fr" / "LC_MESSAGES" / "app.po", ValueError, "not an existing folder"),
+        (tmp_path / "empty", ValueError, "no <language>/LC_MESSAGES there"),
+    ]:
+        (tmp_path / "empty").mkdir(exist_ok=True)
+        with pytest.raises(error, match=match):
+            load_gettext("fr", directory=directory)
+
+
+def test_load_gettext_names_a_damaged_catalogue(locale_dir):
+    mo = locale_dir / "fr" / "LC_MESSAGES" / "other.mo"
+    mo.write_bytes(mo.read_bytes()[:40])
+    with pytest.raises(ValueError, match=r"damaged catalogue under directory=.*other\.mo"):
+        load_gettext("fr", directory=locale_dir)
+    mo.unlink()
+    po = locale_dir / "fr" / "LC_MESSAGES" / "app.po"
+    po.write_text(PO.replace('msgstr "Trop court"', "msgstr Trop court"), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"app\.po, line \d+: expected a quoted string"):
+        load_gettext("fr", directory=locale_dir)
