@@ -38,6 +38,7 @@ import os
 import pickle
 import uuid
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -323,6 +324,9 @@ def check_writable(path, param):
 # ------------------------------------------------------------------ decoding
 def _read(path):
     name = os.fspath(path)
+    if os.path.exists(name) and not os.path.isfile(name):
+        # A FIFO would block the read, a device such as /dev/zero never end it.
+        raise ValueError(f"{name!r} is not a regular file.")
     try:
         with open(name, "rb") as file:
             data = file.read()
@@ -363,11 +367,12 @@ def _read(path):
 
 
 def _torch_load(name, body):
+    _check_records(name, body)
     try:
         # torch notes unusual pickle protocols of foreign files; they are refused anyway.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return torch.load(io.BytesIO(body), weights_only=True, map_location="cpu")
+            payload = torch.load(io.BytesIO(body), weights_only=True, map_location="cpu")
     except pickle.UnpicklingError:
         raise ValueError(
             f"{name!r} is not a sklearn_lama weights file: it holds objects that only "
@@ -380,6 +385,58 @@ def _torch_load(name, body):
         raise ValueError(
             f"{name!r} cannot be read as a weights file (damaged?): {reason}"
         ) from None
+    _check_tensors(name, payload)
+    return payload
+
+
+def _check_records(name, body):
+    """Refuse records that torch would inflate beyond the file's own bytes.
+
+    ``torch.save`` stores its zip records uncompressed; torch's reader also
+    inflates compressed ones, to whatever size they declare.
+    """
+    try:
+        records = zipfile.ZipFile(io.BytesIO(body)).infolist()
+    # zipfile reports foreign or damaged data with several exception types.
+    except Exception as exc:
+        raise ValueError(
+            f"{name!r} cannot be read as a weights file (damaged?): "
+            f"{str(exc) or type(exc).__name__}"
+        ) from None
+    for record in records:
+        if record.compress_type != zipfile.ZIP_STORED or record.file_size > len(body):
+            raise ValueError(
+                f"{name!r} is not a sklearn_lama weights file: its record "
+                f"{record.filename!r} is compressed or declares more bytes than the file holds."
+            )
+
+
+def _check_tensors(name, payload):
+    """Refuse tensors with more elements than bytes behind them (broadcast or overlapping views).
+
+    Such a view costs nothing to load but its declared size to copy: a file of
+    a few bytes could otherwise claim a table of any size.
+    """
+    stack = [payload]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, torch.Tensor):
+            if item.layout != torch.strided or item.device.type != "cpu":
+                # save_weights writes dense CPU tensors; others may have no storage to check.
+                raise ValueError(
+                    f"{name!r} is not a sklearn_lama weights file: it holds a "
+                    f"{item.layout} tensor on {item.device}."
+                )
+            if item.numel() * item.element_size() > item.untyped_storage().nbytes():
+                raise ValueError(
+                    f"{name!r} is not a sklearn_lama weights file: it holds a tensor of shape "
+                    f"{tuple(item.shape)} backed by {item.untyped_storage().nbytes()} bytes."
+                )
 
 
 def _old_format_message(name, data):
