@@ -141,3 +141,20 @@ def test_oov_row_comes_from_each_source(toy_corpus):
     source = meta.sources[0][1].fit(texts)
     np.testing.assert_array_equal(meta.embeddings_[0][1], source.embedding_[1])
     assert meta.embeddings_[0][1].any() and not meta.embeddings_[1][1].any()
+
+
+def test_verbose_reports_each_source(toy_corpus, capsys):
+    texts, _ = toy_corpus
+    _meta().fit(texts)
+    assert capsys.readouterr().out == ""
+    meta = _meta(verbose=1).set_params(sg__verbose=1, sg__epochs=3).fit(texts)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        f"[MetaEmbeddingTransformer] {len(meta.vocabulary_)} words seen at least min_count=1 times"
+    )
+    assert lines[1].startswith("[MetaEmbeddingTransformer] source 'cbow' (1 of 2) fitted in ")
+    # The second source reports its own training (its verbose), then the transformer.
+    epochs = [line.partition(" done")[0] for line in lines if " epoch " in line]
+    assert epochs == [f"[Word2VecVectorizer] word2vec epoch {i} of 3" for i in (1, 2, 3)]
+    assert lines[-1].startswith("[MetaEmbeddingTransformer] source 'sg' (2 of 2) fitted in ")
+    assert lines[-1].endswith(f"it covers {meta.coverage_['sg']:.1%} of the vocabulary")

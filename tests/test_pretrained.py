@@ -316,3 +316,25 @@ def test_explicit_format_needs_its_header(tmp_path, fmt):
     path = _write(tmp_path / "g.txt", _glove_text())
     with pytest.raises(ValueError, match="g.txt, line 1: expected a 'count dimension' header"):
         Word2VecVectorizer(pretrained=path, pretrained_format=fmt, min_count=1).fit(DOCS)
+
+
+def test_verbose_reports_the_reading_and_training(tmp_path, monkeypatch, capsys):
+    rows = {f"w{i}": [float(i), 1.0] for i in range(100)}
+    path = _write(tmp_path / "v.txt", _word2vec_text(rows))
+    # Five blocks: the file is reported as read once per block, by tenths.
+    monkeypatch.setattr(_vector_files, "_BLOCK", os.path.getsize(path) // 5 + 1)
+    vec = Word2VecVectorizer(
+        pretrained=path, min_count=1, verbose=1, oov_vectors="train", epochs=2, random_state=0
+    )
+    vec.fit(["w1 w2 w3 unknown"] * 3)
+    lines = capsys.readouterr().out.splitlines()
+    assert all(line.startswith("[Word2VecVectorizer] ") for line in lines)
+    assert "4 of 4 distinct words seen at least min_count=1 times" in lines[0]
+    reading = [line for line in lines if "reading v.txt" in line]
+    assert len(reading) == 5 and "reading v.txt: 100%" in reading[-1]
+    assert any("read 100 vectors of dimension 2 from v.txt" in line for line in lines)
+    assert any(line.endswith("kept 3") for line in lines)
+    # "unknown" has no vector: trained with word2vec, two epochs.
+    assert sum("word2vec epoch" in line for line in lines) == 2
+    Word2VecVectorizer(pretrained=path, min_count=1, oov_vectors="drop").fit(["w1 w2"] * 2)
+    assert capsys.readouterr().out == ""

@@ -1,5 +1,6 @@
 """MetaEmbeddingTransformer: several embeddings of the same words over one vocabulary."""
 
+import time
 from collections import Counter
 
 import numpy as np
@@ -9,7 +10,7 @@ from ..utils._persistence import register
 from ..utils._sklearn_compat import _BaseComposition
 from ._sequences import N_RESERVED, OOV_ID
 from ._text import build_analyzer, check_documents
-from ._vectorizer import TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin
+from ._vectorizer import TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin, progress_sink
 
 __all__ = ["MetaEmbeddingTransformer"]
 
@@ -51,6 +52,11 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         As in :class:`Word2VecVectorizer`.
     min_count : int, default=2
         Words seen fewer times are left out of the shared vocabulary.
+    verbose : int, default=0
+        Above 0, ``fit`` prints to standard output the size of the shared
+        vocabulary and, for each source, the time its fit took and its
+        coverage. A source reports its own progress with its own ``verbose``
+        (``<name>__verbose``).
 
     Attributes
     ----------
@@ -77,7 +83,11 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
     8
     """
 
-    _parameter_constraints = {"sources": [list], **TOKENIZATION_CONSTRAINTS}
+    _parameter_constraints = {
+        "sources": [list],
+        **TOKENIZATION_CONSTRAINTS,
+        "verbose": ["verbose"],
+    }
 
     def __init__(
         self,
@@ -93,6 +103,7 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         oov="token",
         min_count=2,
         encoding="utf-8",
+        verbose=0,
     ):
         self.sources = sources
         self.strip_accents = strip_accents
@@ -105,6 +116,7 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         self.oov = oov
         self.min_count = min_count
         self.encoding = encoding
+        self.verbose = verbose
 
     def get_params(self, deep=True):
         """Parameters of this transformer and, with ``deep``, of its sources."""
@@ -158,8 +170,12 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
                 f"{len(documents)} documents; lower min_count or provide a larger corpus."
             )
 
+        sink = progress_sink(self)
+        if sink is not None:
+            sink(f"{len(words):,} words seen at least min_count={self.min_count} times")
         tables, coverage = [], {}
-        for name, source in self.sources:
+        for i, (name, source) in enumerate(self.sources, 1):
+            start = time.perf_counter()
             fitted = clone(source).fit(documents)
             if not (hasattr(fitted, "vocabulary_") and hasattr(fitted, "embedding_")):
                 raise TypeError(
@@ -174,6 +190,12 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
             table[N_RESERVED:][found] = fitted.embedding_[rows[found]]
             tables.append(table)
             coverage[name] = float(found.mean())
+            if sink is not None:
+                sink(
+                    f"source {name!r} ({i} of {len(self.sources)}) fitted in "
+                    f"{time.perf_counter() - start:.1f} s; it covers {coverage[name]:.1%} "
+                    "of the vocabulary"
+                )
 
         self._set_vocabulary(words)
         self.embeddings_ = tuple(tables)

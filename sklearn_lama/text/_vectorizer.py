@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import time
 from collections import Counter
 from numbers import Integral
 
@@ -65,6 +66,49 @@ TOKENIZATION_CONSTRAINTS = {
     "min_count": [Interval(Integral, 1, None, closed="left")],
     "encoding": [str],
 }
+
+
+def progress_sink(estimator):
+    """Where ``estimator`` reports progress: ``None`` unless its ``verbose`` is above 0.
+
+    Otherwise a function that prints a message to standard output, prefixed
+    with the estimator's class name, as it comes.
+    """
+    if not estimator.verbose:
+        return None
+    name = type(estimator).__name__
+    return lambda message: print(f"[{name}] {message}", flush=True)
+
+
+class _EpochReport:
+    """A gensim training callback that reports each finished epoch to ``sink``.
+
+    gensim calls these four methods of each callback of ``Word2Vec`` and
+    ``FastText``; subclassing its ``CallbackAny2Vec`` would import gensim with
+    this module.
+    """
+
+    def __init__(self, sink, algorithm, epochs):
+        self.sink = sink
+        self.algorithm = algorithm
+        self.epochs = epochs
+
+    def on_train_begin(self, model):
+        self.start = time.perf_counter()
+        self.epoch = 0
+
+    def on_epoch_begin(self, model):
+        pass
+
+    def on_epoch_end(self, model):
+        self.epoch += 1
+        self.sink(
+            f"{self.algorithm} epoch {self.epoch} of {self.epochs} done "
+            f"({time.perf_counter() - self.start:.1f} s)"
+        )
+
+    def on_train_end(self, model):
+        pass
 
 
 class DocumentEncoderMixin:
@@ -222,6 +266,11 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         over the corpus (the results page compares the three).
     encoding : str, default="utf-8"
         Used to decode ``bytes`` documents and the ``pretrained`` file.
+    verbose : int, default=0
+        Above 0, ``fit`` prints its progress to standard output: the size of
+        the vocabulary, how much of the ``pretrained`` file is read (each
+        tenth of it, then a summary), and each finished word2vec or FastText
+        epoch with the time spent training.
     random_state : int, RandomState instance or None, default=None
         Seeds word2vec / FastText and ``oov_vectors="random"``. With an int and
         ``workers=1`` the vectors are identical across runs and processes.
@@ -281,6 +330,7 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         "pretrained_format": [StrOptions(set(FORMATS))],
         "oov_vectors": [StrOptions({"train", "random", "drop"})],
         "algorithm": [StrOptions({"word2vec", "fasttext"})],
+        "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
 
@@ -307,6 +357,7 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         pretrained_format="auto",
         oov_vectors="train",
         encoding="utf-8",
+        verbose=0,
         random_state=None,
     ):
         self.strip_accents = strip_accents
@@ -329,6 +380,7 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         self.pretrained_format = pretrained_format
         self.oov_vectors = oov_vectors
         self.encoding = encoding
+        self.verbose = verbose
         self.random_state = random_state
 
     def _tokenize_all(self, raw_documents, param):
@@ -362,6 +414,12 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
                 f"{len(corpus)} documents ({len(counts)} distinct words); lower "
                 "min_count or provide a larger corpus."
             )
+        sink = progress_sink(self)
+        if sink is not None:
+            sink(
+                f"{len(frequent):,} of {len(counts):,} distinct words seen at least "
+                f"min_count={self.min_count} times"
+            )
         if self.pretrained is None:
             words, vectors, oov_row = self._train(corpus, counts, self.vector_size)
             self.coverage_ = None
@@ -385,6 +443,9 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
             rare = {w for w, c in counts.items() if c < self.min_count}
             corpus = [[_RARE if t in rare else t for t in tokens] for tokens in corpus]
         options = {"bucket": FASTTEXT_BUCKETS} if self.algorithm == "fasttext" else {}
+        sink = progress_sink(self)
+        if sink is not None:
+            options["callbacks"] = [_EpochReport(sink, self.algorithm, self.epochs)]
         model = (FastText if self.algorithm == "fasttext" else Word2Vec)(
             sentences=corpus,
             vector_size=vector_size,
@@ -410,7 +471,9 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
     def _load_pretrained(self, corpus, counts, frequent):
         path = resolve_pretrained(self.pretrained)
         wanted = set(counts) if self.oov == "token" else set(frequent)
-        found, table = load_vectors(path, self.pretrained_format, wanted, self.encoding)
+        found, table = load_vectors(
+            path, self.pretrained_format, wanted, self.encoding, sink=progress_sink(self)
+        )
         row_of = {word: i for i, word in enumerate(found)}
         covered = [w for w in frequent if w in row_of]
         if not covered:
