@@ -30,16 +30,12 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sklearn_lama import (
-    Word2VecVectorizer,
-    _persistence,
-    _vector_files,
-    load_weights,
-    save_weights,
-)
-from sklearn_lama._vector_files import MAX_DIM, MAX_LINE, load_vectors
+from sklearn_lama import Word2VecVectorizer, load_weights, save_weights
 from sklearn_lama.datasets import load_gettext
 from sklearn_lama.datasets._gettext import read_mo, read_po
+from sklearn_lama.text import _vector_files
+from sklearn_lama.text._vector_files import MAX_DIM, MAX_LINE, load_vectors
+from sklearn_lama.utils import _persistence
 
 from .test_gettext import PO, mo_bytes
 
