@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from ._vectorizer import train_word_vectors
+from ..text._vectorizer import train_word_vectors
 
 __all__ = ["start_from_word2vec", "word2vec_vectors"]
 
@@ -12,7 +12,7 @@ def word2vec_vectors(sequences, width, sg, seed):
     """Word2vec vectors of the ids that occur in ``sequences`` (gensim, one worker).
 
     The word vectors of :class:`~sklearn_lama.Word2VecVectorizer`'s training
-    (:func:`~sklearn_lama._vectorizer.train_word_vectors`), each id a word:
+    (:func:`~sklearn_lama.text._vectorizer.train_word_vectors`), each id a word:
     window 5, 5 negative samples, 5 epochs, every id kept.
 
     Parameters

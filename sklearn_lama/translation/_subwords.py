@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from ._sequences import N_RESERVED, OOV_ID, PAD_ID
+from ..text._sequences import N_RESERVED, OOV_ID, PAD_ID
 
 __all__ = [
     "BOS_ID",

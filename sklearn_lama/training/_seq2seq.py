@@ -16,8 +16,8 @@ from skorch.callbacks import Callback, LRScheduler
 from torch.nn import functional as F
 from torch.optim.lr_scheduler import LambdaLR
 
+from ..text._sequences import PAD_ID
 from ._batching import make_loader
-from ._sequences import PAD_ID
 from ._training import NetMixin, run_precision
 
 __all__ = [
@@ -46,7 +46,7 @@ class Perplexity(Callback):
 class TranslationNet(NetMixin, NeuralNet):
     """skorch net of a sequence-to-sequence module trained with teacher forcing.
 
-    Batches are those of :class:`~sklearn_lama._batching.PairBatches`:
+    Batches are those of :class:`~sklearn_lama.training._batching.PairBatches`:
     ``({"src_ids": (B, Ts), "tgt_ids": (B, Tt)}, next_ids)``, the module
     returns logits ``(B, Tt, V)`` and position ``t`` is scored against
     ``next_ids[:, t]``; padding (id 0) is not scored. The loss of a batch is
@@ -56,7 +56,7 @@ class TranslationNet(NetMixin, NeuralNet):
     ``train_loss`` and ``valid_loss`` are means over its target tokens (each
     batch weighs its number of target tokens, not of sentences), and each
     epoch with validation records ``valid_perplexity`` (:class:`Perplexity`).
-    See :class:`~sklearn_lama._training.NetMixin` for ``precision``.
+    See :class:`~sklearn_lama.training._training.NetMixin` for ``precision``.
     """
 
     def get_default_callbacks(self):
