@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from skorch.callbacks import Callback
 from torch.nn import functional as F
 
 from sklearn_lama import DuoTranslator, LAMAClassifier
@@ -25,6 +26,15 @@ class _CutAfter(EpochCut):
 
     def ends_epoch(self, net):
         return len(net.history[-1, "batches"]) >= self.batches
+
+
+class _ValidationData(Callback):
+    def on_epoch_end(self, net, dataset_valid=None, **kwargs):
+        self.valid = dataset_valid
+
+
+def _dataset(net):
+    return next(cb for _, cb in net.callbacks_ if isinstance(cb, _ValidationData))
 
 
 def _classifier(**params):
@@ -69,12 +79,13 @@ def test_pair_batches_shift_the_targets_for_teacher_forcing():
 def test_validation_loss_is_unsmoothed_cross_entropy_per_target_token():
     mt = DuoTranslator(
         **{**BRIEF, "max_epochs": 1, "label_smoothing": 0.3, "early_stopping": True},
+        callbacks=[_ValidationData()],
         validation_fraction=0.25,
         max_batch_tokens=16,  # several validation batches of different sizes
     ).fit(EN * 2, FR * 2)
     net = mt.net_
-    valid = net.train_split.keywords["valid_ds"]
-    inputs, following = valid.__getitems__(np.arange(len(valid)))
+    valid = _dataset(net).valid
+    inputs, following = valid.__getitems__(list(range(len(valid))))
     module = net.module_.eval()
     with torch.no_grad():
         logits = module(inputs["src_ids"], inputs["tgt_ids"])

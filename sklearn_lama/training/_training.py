@@ -35,6 +35,7 @@ __all__ = [
     "EpochCut",
     "NetMixin",
     "PenalisedNet",
+    "RowSplit",
     "TimeBudget",
     "WeightAveraging",
     "WeightsCheckpoint",
@@ -383,25 +384,37 @@ def training_view(batches, y, sample_weight, class_weight):
     return TrainingView(batches, index, y[index], weights.astype(np.float32))
 
 
-class HoldOut:
+class RowSplit:
+    """skorch ``train_split`` holding out given rows of the training data.
+
+    It keeps row numbers only (never the data), so a pickled net stays its
+    size.
+
+    Parameters
+    ----------
+    train_rows, valid_rows : ndarray of int
+        Rows of the training data on each side; batches follow their order.
+    """
+
+    def __init__(self, train_rows, valid_rows):
+        self.train_rows = train_rows
+        self.valid_rows = valid_rows
+
+    def __call__(self, dataset, y=None, groups=None):
+        return Subset(dataset, self.train_rows), Subset(dataset, self.valid_rows)
+
+
+class HoldOut(RowSplit):
     """A stratified hold-out split of the training rows, drawn once.
 
     The rows are those skorch's ``ValidSplit(fraction, stratified=True,
     random_state=seed)`` would hold out; drawing them up front lets the
     training-set statistics (the Naive Bayes features) leave them out.
-
-    Attributes
-    ----------
-    train_rows, valid_rows : ndarray of int
-        Rows of the training view on each side.
     """
 
     def __init__(self, y, validation_fraction, seed):
         splitter = StratifiedShuffleSplit(test_size=validation_fraction, random_state=seed)
-        self.train_rows, self.valid_rows = next(splitter.split(np.zeros(len(y)), y))
-
-    def __call__(self, dataset, y=None, groups=None):
-        return Subset(dataset, self.train_rows), Subset(dataset, self.valid_rows)
+        super().__init__(*next(splitter.split(np.zeros(len(y)), y)))
 
 
 def train_split(y, validation_fraction, seed):

@@ -11,7 +11,6 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import EarlyStopping
-from skorch.helper import predefined_split
 
 from ..modules import DuoTranslationModule
 from ..text._sequences import TokenSequences
@@ -19,6 +18,7 @@ from ..training._batching import PairBatches
 from ..training._seq2seq import make_translation_net, schedule_callback
 from ..training._training import (
     TRAINING_CONSTRAINTS,
+    RowSplit,
     TimeBudget,
     build_callbacks,
     check_device,
@@ -469,12 +469,11 @@ class DuoTranslator(BaseEstimator):
             self._learn_subwords(X, [sources[i] for i in train], [targets[i] for i in train])
         src_ids = sources if slots is None else self.source_subwords_.encode(sources)
         tgt_ids = self.target_subwords_.encode(targets)
-        framed = [np.concatenate([[BOS_ID], ids, [EOS_ID]]) for ids in tgt_ids]
+        pairs = PairBatches(src_ids, [np.concatenate([[BOS_ID], t, [EOS_ID]]) for t in tgt_ids])
         split = None
         if valid is not None:
-            split = predefined_split(
-                PairBatches([src_ids[i] for i in valid], [framed[i] for i in valid])
-            )
+            # Validation batches of similar lengths: little padding.
+            split = RowSplit(train, valid[np.argsort(pairs.lengths[valid], kind="stable")])
         self.checkpoint_path_ = None
         if self.checkpoint is not None:
             key = fit_key(self, *_data_arrays(X), *_data_arrays(y))
@@ -508,10 +507,7 @@ class DuoTranslator(BaseEstimator):
             self.net_ = net
             self.best_epoch_ = None
             self.n_parameters_ = sum(p.numel() for p in module.parameters())
-            net.partial_fit(
-                PairBatches([src_ids[i] for i in train], [framed[i] for i in train]),
-                epochs=self.max_epochs,
-            )
+            net.partial_fit(pairs, epochs=self.max_epochs)
         self.best_epoch_ = _kept_epoch(net)
         if net.interrupted_:
             warnings.warn(
