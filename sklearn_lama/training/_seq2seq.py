@@ -17,8 +17,7 @@ from torch.nn import functional as F
 from torch.optim.lr_scheduler import LambdaLR
 
 from ..text._sequences import PAD_ID
-from ._batching import make_loader
-from ._training import NetMixin, run_precision
+from ._training import NetMixin, net_params
 
 __all__ = [
     "Perplexity",
@@ -113,7 +112,6 @@ def make_translation_net(estimator, module, split, callbacks, device):
     tokens; validation batches in the order of the validation set, within
     the same budget.
     """
-    pinned = device.type == "cuda"
     return TranslationNet(
         module=module,
         criterion=torch.nn.CrossEntropyLoss,
@@ -126,18 +124,7 @@ def make_translation_net(estimator, module, split, callbacks, device):
         max_epochs=estimator.max_epochs,
         # Batches are bounded by their tokens; a pair has at least one.
         batch_size=estimator.max_batch_tokens,
-        train_split=split,
-        callbacks=callbacks,
-        device=str(device),
-        iterator_train=make_loader,
-        iterator_train__shuffle=True,
-        iterator_train__max_tokens=estimator.max_batch_tokens,
         # Pools of one batch's worth of pairs: batch order and content change every epoch.
         iterator_train__pool_batches=1,
-        iterator_train__pin_memory=pinned,
-        iterator_valid=make_loader,
-        iterator_valid__max_tokens=estimator.max_batch_tokens,
-        iterator_valid__pin_memory=pinned,
-        precision=run_precision(estimator.precision, device),
-        verbose=int(estimator.verbose),
+        **net_params(estimator, split, callbacks, device),
     )

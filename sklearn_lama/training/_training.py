@@ -47,6 +47,7 @@ __all__ = [
     "fit_key",
     "loading_device",
     "make_net",
+    "net_params",
     "restore_training_state",
     "run_precision",
     "train_split",
@@ -604,9 +605,33 @@ def build_callbacks(estimator, split, checkpoint, extra, averaging=0.0):
     return callbacks
 
 
+def net_params(estimator, split, callbacks, device):
+    """skorch arguments that every net of the package takes from its estimator.
+
+    Validation split, callbacks, device, ``precision`` (see
+    :func:`run_precision`), progress (``verbose``) and data loading: length
+    buckets in training, batches within ``max_batch_tokens`` padded tokens,
+    from pinned memory on CUDA.
+    """
+    pinned = device.type == "cuda"
+    return {
+        "train_split": split,
+        "callbacks": callbacks,
+        "device": str(device),
+        "iterator_train": make_loader,
+        "iterator_train__shuffle": True,
+        "iterator_train__max_tokens": estimator.max_batch_tokens,
+        "iterator_train__pin_memory": pinned,
+        "iterator_valid": make_loader,
+        "iterator_valid__max_tokens": estimator.max_batch_tokens,
+        "iterator_valid__pin_memory": pinned,
+        "precision": run_precision(estimator.precision, device),
+        "verbose": int(estimator.verbose),
+    }
+
+
 def make_net(estimator, network, split, callbacks, device):
     """The skorch net that trains ``network`` with the estimator's settings."""
-    pinned = device.type == "cuda"
     optimizer_params = {"optimizer__weight_decay": estimator.weight_decay}
     if estimator.optimizer == "sgd":
         optimizer_params["optimizer__momentum"] = estimator.momentum
@@ -618,19 +643,8 @@ def make_net(estimator, network, split, callbacks, device):
         lr=estimator.lr,
         max_epochs=estimator.max_epochs,
         batch_size=estimator.batch_size,
-        train_split=split,
-        callbacks=callbacks,
-        device=str(device),
-        iterator_train=make_loader,
-        iterator_train__shuffle=True,
-        iterator_train__max_tokens=estimator.max_batch_tokens,
-        iterator_train__pin_memory=pinned,
-        iterator_valid=make_loader,
         iterator_valid__batch_size=max(estimator.batch_size, estimator.inference_batch_size),
-        iterator_valid__max_tokens=estimator.max_batch_tokens,
-        iterator_valid__pin_memory=pinned,
-        precision=run_precision(estimator.precision, device),
-        verbose=int(estimator.verbose),
+        **net_params(estimator, split, callbacks, device),
         **optimizer_params,
     )
 
