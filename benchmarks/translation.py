@@ -63,8 +63,8 @@ SIZES = {
             "n_layers": 2,
             "vocab_size": 4000,
             "warmup_steps": 100,
-            "learning_rate": 2e-3,
-            "max_tokens": 1024,
+            "lr": 2e-3,
+            "max_batch_tokens": 1024,
         },
     },
 }
@@ -76,6 +76,7 @@ def cell(language, model_key, budget_s, train_limit, curve_limit, test_limit, mo
     import time
 
     import sacrebleu
+    from skorch.callbacks import Callback
 
     from sklearn_lama import DuoTranslator
     from sklearn_lama.datasets import load_gettext
@@ -90,29 +91,34 @@ def cell(language, model_key, budget_s, train_limit, curve_limit, test_limit, mo
     curve_X, curve_y = X_test[:curve_limit], y_test[:curve_limit]
     curve = []
 
-    def measure(translator, record):
-        start = time.perf_counter()
-        translator.module_.eval()
-        hyp = list(translator.predict(curve_X))
-        curve.append(
-            {
-                "epoch": record["epoch"],
-                "bleu": sacrebleu.corpus_bleu(hyp, [curve_y]).score,
-                "eval_s": time.perf_counter() - start,
-            }
-        )
-        translator.module_.train()
+    class BleuCurve(Callback):
+        """Greedy BLEU on the curve pairs after every epoch (not counted in ``max_time``)."""
 
+        def on_epoch_end(self, net, **kwargs):
+            start = time.perf_counter()
+            hyp = list(translator.predict(curve_X))
+            curve.append(
+                {
+                    "epoch": net.history[-1, "epoch"],
+                    "bleu": sacrebleu.corpus_bleu(hyp, [curve_y]).score,
+                    "eval_s": time.perf_counter() - start,
+                }
+            )
+
+    max_epochs = 1000
     translator = DuoTranslator(
         **model,
         **flags,
         embedding_init=INITS.get(model_key, "auto"),
         beam_size=1,
         max_time=budget_s,
-        max_epochs=1000,
-        n_iter_no_change=None,
+        max_epochs=max_epochs,
+        # Validation every epoch and the best epoch kept, but no stop before the budget's.
+        patience=max_epochs,
         random_state=0,
-        epoch_callback=measure,
+        # The threads the harness gave this process.
+        torch_threads=-1,
+        callbacks=[BleuCurve()],
     )
     start = time.perf_counter()
     translator.fit(X, y)
@@ -135,7 +141,7 @@ def cell(language, model_key, budget_s, train_limit, curve_limit, test_limit, mo
         "n_catalogues": bunch.n_catalogues,
         "n_catalogues_installed": len(bunch.catalogues),
         "n_parameters": translator.n_parameters_,
-        "history": translator.history_,
+        "history": _history(translator.history_),
         "curve": curve,
         "best_epoch": translator.best_epoch_,
         "fit_s": fit_s,
@@ -148,6 +154,25 @@ def cell(language, model_key, budget_s, train_limit, curve_limit, test_limit, mo
 
 
 ROWS_STEPS = [(key, steps) for key, _, steps in ROWS]
+
+
+def _history(history):
+    """Per epoch: losses, validation perplexity, updates so far and training seconds so far."""
+    steps = 0
+    rows = []
+    for record in history:
+        steps += record["train_batch_count"]
+        rows.append(
+            {
+                "epoch": record["epoch"],
+                "train_loss": float(record["train_loss"]),
+                "valid_loss": float(record["valid_loss"]),
+                "valid_perplexity": record["valid_perplexity"],
+                "steps": steps,
+                "seconds": record["seconds"],
+            }
+        )
+    return rows
 
 
 def run(cfg, threads, corpora, log):
@@ -201,11 +226,14 @@ def render(payload):
     ok = [r for r in rows if "error" not in r]
     rep = Report(payload["name"], "Duo translator vs the Transformer on gettext messages")
     m = cfg["model"]
+    # Results saved before the translator took the classifiers' parameter names use the old ones.
+    lr = m.get("lr", m.get("learning_rate", 1e-3))
+    batch_tokens = m.get("max_batch_tokens", m.get("max_tokens", 4096))
     rep.text(
         f"Every model: DuoTranslator with d_model={m['d_model']} per stream, "
         f"{m['n_layers']}+{m['n_layers']} layers, d_ff={m['d_ff']}, {m['n_heads']} heads, BPE "
         f"vocabulary {m['vocab_size']} per side, warm-up {m['warmup_steps']} steps, peak "
-        f"learning rate {m.get('learning_rate', 1e-3):g}, batches of {m.get('max_tokens', 4096)} "
+        f"learning rate {lr:g}, batches of {batch_tokens} "
         f"padded tokens, random_state=0, trained for {cfg['budget_s']} s of wall-clock time on "
         f"the CPU with {cfg['threads']} torch thread(s) (word2vec start vectors and validation "
         "passes included, BLEU measurements excluded). The Transformer is the same code with "

@@ -18,6 +18,7 @@ Usage::
 """
 
 import argparse
+import itertools
 import json
 import os
 import time
@@ -27,6 +28,7 @@ from torch.nn.utils import parametrize
 
 from sklearn_lama import DuoTranslator
 from sklearn_lama.datasets import load_gettext
+from sklearn_lama.training._training import EpochCut
 
 from .translation import FLAGS, SIZES
 
@@ -43,16 +45,20 @@ class _FromIdentity(torch.nn.Module):
         return (weight - torch.eye(weight.shape[0], device=weight.device)) / self.scale
 
 
-class _Rounds(DuoTranslator):
-    """A translator whose training "epochs" are rounds of at most ``updates`` batches."""
+class _Rounds(EpochCut):
+    """Ends every training "epoch" after ``updates`` batches: rounds of updates."""
 
-    updates, fusion_step = 100, 1.0
+    def __init__(self, updates):
+        self.updates = updates
 
-    def _batches(self, src, tgt, shuffle):
-        for i, batch in enumerate(super()._batches(src, tgt, shuffle)):
-            if shuffle and i >= self.updates:
-                return
-            yield batch
+    def ends_epoch(self, net):
+        return len(net.history[-1, "batches"]) >= self.updates
+
+
+class _FusionStep(DuoTranslator):
+    """A translator whose fusion projection is ``I + fusion_step G``, ``G`` trained from 0."""
+
+    fusion_step = 1.0
 
     def _build_module(self, src_vocab, tables):
         module = super()._build_module(src_vocab, tables)
@@ -72,14 +78,16 @@ def main(argv=None):
     torch.set_num_threads(1)
     flags = {flag: bit == "1" for flag, bit in zip(FLAGS, args.flags)}
     bunch = load_gettext("fr")
-    model = _Rounds(
+    model = _FusionStep(
         **SIZES["full"]["model"],
         **flags,
         max_epochs=args.evals,
-        n_iter_no_change=None,
+        # Validation after every round, no early stop.
+        patience=args.evals,
         random_state=args.random_state,
+        callbacks=[_Rounds(args.updates)],
     )
-    model.updates, model.fusion_step = args.updates, args.fusion_step
+    model.fusion_step = args.fusion_step
     load, start = os.getloadavg()[0], time.perf_counter()
     model.fit(bunch.data, bunch.target)
     result = {
@@ -87,7 +95,7 @@ def main(argv=None):
         "fusion_step": args.fusion_step,
         "random_state": args.random_state,
         "n_parameters": model.n_parameters_,
-        "updates": [h["steps"] for h in model.history_],
+        "updates": list(itertools.accumulate(model.history_[:, "train_batch_count"])),
         "valid_perplexity": [round(h["valid_perplexity"], 2) for h in model.history_],
         "seconds": [round(h["seconds"], 1) for h in model.history_],
         "wall_s": round(time.perf_counter() - start, 1),

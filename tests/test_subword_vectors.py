@@ -79,7 +79,7 @@ def _spy(monkeypatch, delay=0.0):
 def test_which_tables_start_from_word2vec(init, meta, sides, monkeypatch):
     calls = _spy(monkeypatch)
     mt = DuoTranslator(
-        **{**SMALL, "max_epochs": 1, "validation_fraction": 0.25},
+        **{**SMALL, "max_epochs": 1, "early_stopping": True, "validation_fraction": 0.25},
         embedding_init=init,
         meta_embeddings=meta,
     ).fit(EN, FR)
@@ -109,7 +109,7 @@ def test_word2vec_time_counts_in_the_budget(monkeypatch):
     _spy(monkeypatch, delay=0.5)
     mt = DuoTranslator(**SMALL, max_time=0.2).fit(EN, FR)
     # Out of time after the first batch, and the 0.5 s of starting vectors are in the record.
-    assert len(mt.history_) == 1 and mt.history_[0]["steps"] == 1
+    assert len(mt.history_) == 1 and mt.history_[0]["train_batch_count"] == 1
     assert mt.history_[0]["seconds"] >= 0.5
 
 

@@ -6,7 +6,6 @@ It orchestrates the parts that live in their own modules: reading ``X``
 builds its torch core in ``_build_core``.
 """
 
-import os
 import warnings
 from numbers import Integral, Real
 
@@ -23,11 +22,14 @@ from ..modules import PairFeatures, SequenceNetwork
 from ..training._inference import run_sorted
 from ..training._training import (
     OPTIMIZERS,
-    PRECISIONS,
+    TRAINING_CONSTRAINTS,
     averaging_decay,
     build_callbacks,
+    check_device,
+    check_precision,
     checkpoint_template,
     fit_key,
+    loading_device,
     make_net,
     restore_training_state,
     train_split,
@@ -46,50 +48,6 @@ from ._nb_features import (
 )
 
 __all__ = ["BaseSequenceClassifier"]
-
-
-def _check_device(device):
-    """``device`` as a ``torch.device`` that exists here, or a ValueError."""
-    try:
-        resolved = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise ValueError(
-            f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or a torch.device, got {device!r}."
-        ) from None
-    available = {
-        "cpu": True,
-        "cuda": torch.cuda.is_available(),
-        "mps": torch.backends.mps.is_available(),
-    }
-    if resolved.type not in available:
-        raise ValueError(
-            f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or a torch.device, got {device!r}."
-        )
-    if not available[resolved.type]:
-        check = (
-            "torch.cuda.is_available()"
-            if resolved.type == "cuda"
-            else ("torch.backends.mps.is_available()")
-        )
-        raise ValueError(
-            f"device={device!r} was requested but {resolved.type.upper()} is not available "
-            f"on this machine ({check} is False); use device='cpu'."
-        )
-    return resolved
-
-
-def _check_precision(precision, device):
-    """Refuse a precision that ``device`` cannot run, before any work."""
-    if precision == "16-mixed" and device.type != "cuda":
-        raise ValueError(
-            f"precision='16-mixed' needs a CUDA device (float16 autocast with gradient "
-            f"scaling), got device={str(device)!r}; on the CPU use precision='bf16' or '32'."
-        )
-    if precision == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
-        raise ValueError(
-            f"precision='bf16' was requested but the GPU of device={str(device)!r} does not "
-            "support bfloat16; use precision='16-mixed' or '32'."
-        )
 
 
 class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
@@ -117,31 +75,14 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         "nb_bigram_weight": [Interval(Real, 0, None, closed="left")],
         # One fold would leave no document to count for the training rows.
         "nb_folds": [Interval(Integral, 2, None, closed="left"), Options(Integral, {0})],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "optimizer": [StrOptions(set(OPTIMIZERS))],
-        "lr": [Interval(Real, 0, None, closed="neither")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "patience": [Interval(Integral, 1, None, closed="left")],
         "ema_horizon": [Interval(Real, 0, None, closed="left")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
-        "callbacks": [list, None],
-        "warm_start": ["boolean"],
-        "checkpoint": [str, os.PathLike, None],
-        "device": [str, torch.device],
-        "precision": [StrOptions(set(PRECISIONS))],
-        "torch_threads": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(Integral, None, -1, closed="right"),
-            None,
-        ],
-        "max_batch_tokens": [Interval(Integral, 1, None, closed="left")],
         "inference_batch_size": [Interval(Integral, 1, None, closed="left")],
-        "verbose": ["verbose"],
-        "random_state": ["random_state"],
+        **TRAINING_CONSTRAINTS,
     }
 
     def __init__(
@@ -351,8 +292,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
 
     def _train_checked(self, X, y, sample_weight, resume, classes, epochs):
         self._check_params()
-        device = _check_device(self.device)
-        _check_precision(self.precision, device)
+        device = check_device(self.device)
+        check_precision(self.precision, device)
         if self.checkpoint is not None:
             # Refuses an unwritable path before any work.
             checkpoint_template(self.checkpoint, "")
@@ -389,13 +330,17 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         )
         self.checkpoint_path_ = None
         if self.checkpoint is not None:
-            key = fit_key(self, batches, y_encoded, sample_weight)
+            key = fit_key(
+                self, batches.ids, batches.offsets, batches.dense, y_encoded, sample_weight
+            )
             self.checkpoint_path_ = checkpoint_template(self.checkpoint, key)
         averaging = 0.0
         if epochs is None and self.ema_horizon > 0:
             n_train = len(view) if split is None else len(split.train_rows)
             averaging = averaging_decay(self.ema_horizon, n_train, self.batch_size)
-        callbacks = build_callbacks(self, split, self.checkpoint_path_, averaging)
+        callbacks = build_callbacks(
+            self, split, self.checkpoint_path_, self._extra_callbacks(), averaging
+        )
         cuda_devices = [device] if device.type == "cuda" else []
         with torch.random.fork_rng(devices=cuda_devices):
             # Continued training draws new batches and dropout masks: the seed
@@ -515,18 +460,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self.checkpoint_path_ = state["checkpoint_path"]
         if "n_features_in" in state:
             self.n_features_in_ = state["n_features_in"]
-        try:
-            device = _check_device(self.device)
-        except ValueError:
-            warnings.warn(
-                f"{type(self).__name__} was saved with device={self.device!r}, which is not "
-                "available here; it is loaded on the CPU.",
-                UserWarning,
-                stacklevel=2,
-            )
-            device = torch.device("cpu")
         network = self._build_network(self.input_adapter_, None, len(self.classes_))
-        net = make_net(self, network, None, [], device)
+        net = make_net(self, network, None, [], loading_device(self))
         net.initialize()
         restore_training_state(self, net, state)
         self.net_ = net

@@ -45,6 +45,54 @@ def procrustes(source, target):
     return lambda x: (np.asarray(x, np.float64) - source_mean) @ rotation + target_mean
 
 
+def train_word_vectors(
+    sentences,
+    *,
+    vector_size,
+    min_count,
+    window,
+    sg,
+    negative,
+    epochs,
+    workers,
+    seed,
+    algorithm="word2vec",
+    callbacks=None,
+):
+    """Word vectors trained by gensim on ``sentences`` (lists of tokens).
+
+    ``algorithm`` is ``"word2vec"`` (gensim's ``Word2Vec``) or
+    ``"fasttext"`` (``FastText``, with :data:`FASTTEXT_BUCKETS` n-gram
+    buckets); ``callbacks`` are gensim callbacks (e.g. progress) and the
+    other arguments are gensim's. With one worker the vectors
+    depend on the sentences and ``seed`` only.
+
+    Returns
+    -------
+    words : list of str
+        The words kept (``min_count``), most frequent first.
+    vectors : ndarray of float32, shape (len(words), vector_size)
+    """
+    from gensim.models import FastText, Word2Vec
+
+    options = {"bucket": FASTTEXT_BUCKETS} if algorithm == "fasttext" else {}
+    if callbacks:
+        options["callbacks"] = list(callbacks)
+    model = (FastText if algorithm == "fasttext" else Word2Vec)(
+        sentences=sentences,
+        vector_size=vector_size,
+        min_count=min_count,
+        window=window,
+        sg=sg,
+        negative=negative,
+        epochs=epochs,
+        workers=workers,
+        seed=seed,
+        **options,
+    )
+    return list(model.wv.index_to_key), np.asarray(model.wv.vectors, np.float32)
+
+
 def vocabulary_fingerprint(words):
     """A short digest identifying an ordered vocabulary."""
     digest = hashlib.sha1()
@@ -437,17 +485,12 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
 
     def _train(self, corpus, counts, vector_size):
         """Train on the corpus: vocabulary words, their vectors and the OOV row."""
-        from gensim.models import FastText, Word2Vec
-
         if self.oov == "token":
             rare = {w for w, c in counts.items() if c < self.min_count}
             corpus = [[_RARE if t in rare else t for t in tokens] for tokens in corpus]
-        options = {"bucket": FASTTEXT_BUCKETS} if self.algorithm == "fasttext" else {}
         sink = progress_sink(self)
-        if sink is not None:
-            options["callbacks"] = [_EpochReport(sink, self.algorithm, self.epochs)]
-        model = (FastText if self.algorithm == "fasttext" else Word2Vec)(
-            sentences=corpus,
+        words, vectors = train_word_vectors(
+            corpus,
             vector_size=vector_size,
             min_count=self.min_count,
             window=self.window,
@@ -456,13 +499,12 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
             epochs=self.epochs,
             workers=self.workers,
             seed=self._seed(),
-            **options,
+            algorithm=self.algorithm,
+            callbacks=None if sink is None else [_EpochReport(sink, self.algorithm, self.epochs)],
         )
-        words = list(model.wv.index_to_key)
-        vectors = np.asarray(model.wv.vectors, np.float32)
         oov_row = np.zeros(vector_size, np.float32)
-        if _RARE in model.wv.key_to_index:
-            index = model.wv.key_to_index[_RARE]
+        if _RARE in words:
+            index = words.index(_RARE)
             oov_row = vectors[index]
             del words[index]
             vectors = np.delete(vectors, index, axis=0)

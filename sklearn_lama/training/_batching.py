@@ -87,6 +87,57 @@ class SequenceBatches(Dataset):
         return batch, target
 
 
+def _flat(sequences):
+    """One flat ``int64`` array of the id arrays ``sequences``, and its ``len + 1`` offsets."""
+    offsets = np.zeros(len(sequences) + 1, dtype=np.int64)
+    np.cumsum([len(s) for s in sequences], out=offsets[1:])
+    ids = np.concatenate(sequences) if len(sequences) else np.zeros(0)
+    return ids.astype(np.int64), offsets
+
+
+class PairBatches(Dataset):
+    """Source and target token ids of sentence pairs, batched for teacher forcing.
+
+    Each target is framed by its start and end ids (``[BOS, ..., EOS]``). A
+    batch is ``({"src_ids": (B, Ts), "tgt_ids": (B, Tt)}, next_ids)``,
+    padded with 0 per batch: ``tgt_ids`` are the framed targets without
+    their last id and ``next_ids`` (``(B, Tt)``) the same without their
+    first, so that target position ``t`` is trained to predict
+    ``next_ids[:, t]``. ``lengths`` are the padded widths of each pair (the
+    longer of source and ``tgt_ids``), which the token budget counts.
+
+    Parameters
+    ----------
+    sources : list of int arrays
+        Source ids of each pair.
+    targets : list of int arrays
+        Framed target ids of each pair (at least 2 ids).
+    """
+
+    max_pairs = None
+
+    def __init__(self, sources, targets):
+        self.src_ids, self.src_offsets = _flat(sources)
+        self.tgt_ids, self.tgt_offsets = _flat(targets)
+        self.lengths = np.maximum(np.diff(self.src_offsets), np.diff(self.tgt_offsets) - 1)
+
+    def __len__(self):
+        return len(self.lengths)
+
+    def __getitem__(self, i):
+        return self.__getitems__([i])
+
+    def __getitems__(self, index):
+        index = np.asarray(index, dtype=np.int64)
+        src, _ = pad_ragged(self.src_ids, self.src_offsets, index)
+        tgt, _ = pad_ragged(self.tgt_ids, self.tgt_offsets, index)
+        inputs = {
+            "src_ids": torch.from_numpy(src),
+            "tgt_ids": torch.from_numpy(np.ascontiguousarray(tgt[:, :-1])),
+        }
+        return inputs, torch.from_numpy(np.ascontiguousarray(tgt[:, 1:]))
+
+
 class TrainingView(Dataset):
     """Documents of a :class:`SequenceBatches` in a given order, possibly repeated.
 
@@ -244,10 +295,18 @@ class BucketBatchSampler:
         return rng, batches
 
 
-def make_loader(dataset, batch_size, shuffle=False, max_tokens=MAX_BATCH_TOKENS, pin_memory=False):
+def make_loader(
+    dataset,
+    batch_size,
+    shuffle=False,
+    max_tokens=MAX_BATCH_TOKENS,
+    pin_memory=False,
+    pool_batches=50,
+):
     """DataLoader for skorch's ``iterator_train``/``iterator_valid``.
 
-    Training (``shuffle=True``) uses length buckets; inference keeps the order.
+    Training (``shuffle=True``) uses length buckets of ``pool_batches``
+    batches (see :class:`BucketBatchSampler`); inference keeps the order.
     Both keep every batch within ``max_tokens`` padded tokens and the
     dataset's ``max_pairs`` token pairs; see :func:`batch_ends`.
     ``pin_memory`` puts batches in page-locked memory, from which copies to a
@@ -257,7 +316,7 @@ def make_loader(dataset, batch_size, shuffle=False, max_tokens=MAX_BATCH_TOKENS,
     max_pairs = _root(dataset).max_pairs
     if shuffle:
         sampler = BucketBatchSampler(
-            lengths, batch_size, max_tokens=max_tokens, max_pairs=max_pairs
+            lengths, batch_size, pool_batches, max_tokens=max_tokens, max_pairs=max_pairs
         )
     else:
         sampler = BudgetBatchSampler(lengths, batch_size, max_tokens, max_pairs)

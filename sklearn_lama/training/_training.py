@@ -1,8 +1,17 @@
-"""Training: the skorch net, its callbacks, sample weights and resumable state."""
+"""Training: the skorch nets, their callbacks, sample weights and resumable state.
+
+One stack for every estimator: the device and precision checks, the
+threads, the callbacks (progress, checkpoints, early stopping, the time
+budget) and the state that continued training needs live here, and the
+classifiers and the translator train through them.
+"""
 
 import copy
 import hashlib
 import os
+import time
+import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import torch
@@ -14,6 +23,7 @@ from skorch.utils import TeeGenerator
 from torch.utils.data import Subset
 
 from ..utils._persistence import check_writable, save_weights
+from ..utils._sklearn_compat import Interval, StrOptions
 from ._batching import TrainingView, make_loader
 
 __all__ = [
@@ -21,15 +31,25 @@ __all__ = [
     "INFERENCE_BATCH",
     "OPTIMIZERS",
     "PRECISIONS",
+    "TRAINING_CONSTRAINTS",
+    "EpochCut",
+    "NetMixin",
     "PenalisedNet",
+    "RowSplit",
+    "TimeBudget",
     "WeightAveraging",
     "WeightsCheckpoint",
     "averaging_decay",
     "build_callbacks",
+    "check_device",
+    "check_precision",
     "checkpoint_template",
     "fit_key",
+    "loading_device",
     "make_net",
+    "net_params",
     "restore_training_state",
+    "run_precision",
     "train_split",
     "training_state",
     "to_device",
@@ -42,26 +62,110 @@ _MIN_VALID_PER_CLASS = 5
 # The autocast dtype of each ``precision`` (None: no autocast, float32 throughout).
 PRECISIONS = {"32": None, "bf16": torch.bfloat16, "16-mixed": torch.float16}
 
+#: Constraints of the training parameters that every estimator shares, with one meaning.
+TRAINING_CONSTRAINTS = {
+    "max_epochs": [Interval(Integral, 1, None, closed="left")],
+    "lr": [Interval(Real, 0, None, closed="neither")],
+    "early_stopping": ["boolean"],
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "patience": [Interval(Integral, 1, None, closed="left")],
+    "callbacks": [list, None],
+    "warm_start": ["boolean"],
+    "checkpoint": [str, os.PathLike, None],
+    "device": [str, torch.device],
+    "precision": [StrOptions(set(PRECISIONS))],
+    "torch_threads": [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(Integral, None, -1, closed="right"),
+        None,
+    ],
+    "max_batch_tokens": [Interval(Integral, 1, None, closed="left")],
+    "verbose": ["verbose"],
+    "random_state": ["random_state"],
+}
+
 
 def _silent(*args, **kwargs):
     """A sink for skorch messages when ``verbose=0``."""
 
 
-class PenalisedNet(NeuralNetClassifier):
-    """skorch classifier whose module returns ``(logits, penalty)``.
+def check_device(device):
+    """``device`` as a ``torch.device`` that exists here, or a ValueError."""
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(
+            f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or a torch.device, got {device!r}."
+        ) from None
+    available = {
+        "cpu": True,
+        "cuda": torch.cuda.is_available(),
+        "mps": torch.backends.mps.is_available(),
+    }
+    if resolved.type not in available:
+        raise ValueError(
+            f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or a torch.device, got {device!r}."
+        )
+    if not available[resolved.type]:
+        check = (
+            "torch.cuda.is_available()"
+            if resolved.type == "cuda"
+            else ("torch.backends.mps.is_available()")
+        )
+        raise ValueError(
+            f"device={device!r} was requested but {resolved.type.upper()} is not available "
+            f"on this machine ({check} is False); use device='cpu'."
+        )
+    return resolved
 
-    The loss of a batch is the mean over its documents of each document's
-    cross-entropy times its weight (``sample_weight`` and ``class_weight``),
-    plus the penalty (e.g. LAMA's disagreement term, Eq. 18); prediction uses
-    the logits only. Weights travel in the batch as ``X["weight"]`` and are
-    not passed to the module.
+
+def check_precision(precision, device):
+    """Refuse a precision that ``device`` cannot run, before any work."""
+    if precision == "16-mixed" and device.type != "cuda":
+        raise ValueError(
+            f"precision='16-mixed' needs a CUDA device (float16 autocast with gradient "
+            f"scaling), got device={str(device)!r}; on the CPU use precision='bf16' or '32'."
+        )
+    if precision == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
+        raise ValueError(
+            f"precision='bf16' was requested but the GPU of device={str(device)!r} does not "
+            "support bfloat16; use precision='16-mixed' or '32'."
+        )
+
+
+def loading_device(estimator):
+    """The device a loaded estimator runs on: its own, or the CPU (with a warning) when absent."""
+    try:
+        return check_device(estimator.device)
+    except ValueError:
+        warnings.warn(
+            f"{type(estimator).__name__} was saved with device={estimator.device!r}, which is "
+            "not available here; it is loaded on the CPU.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return torch.device("cpu")
+
+
+def run_precision(precision, device):
+    """The precision a net runs in: "16-mixed" where CUDA is missing (a loaded model) is "32"."""
+    return "32" if precision == "16-mixed" and device.type != "cuda" else precision
+
+
+class NetMixin:
+    """What every skorch net of the package adds to skorch's: precision, devices, stopping.
 
     ``precision`` (a key of :data:`PRECISIONS`) runs the forward pass under
-    :func:`torch.autocast` with that dtype; its outputs, and so the loss, are
-    float32, and ``"16-mixed"`` (CUDA only) scales the loss with a
-    :class:`torch.amp.GradScaler` so that small float16 gradients do not
-    underflow. On CUDA, batches come from pinned memory and are copied
-    without blocking.
+    :func:`torch.autocast` with that dtype, and ``"16-mixed"`` (CUDA only)
+    scales the loss with a :class:`torch.amp.GradScaler` so that small
+    float16 gradients do not underflow. Dict batches are moved to the
+    device; on CUDA, batches come from pinned memory and are copied without
+    blocking. After every training batch the net asks its
+    :class:`EpochCut` callbacks whether the epoch ends there (the time
+    budget); the epoch is then validated and recorded as usual. A user's
+    interruption (``KeyboardInterrupt``) is told apart from the ones that
+    early stopping and the time budget raise to stop training:
+    ``interrupted_`` says which it was.
     """
 
     def __init__(self, *args, precision="32", **kwargs):
@@ -82,18 +186,9 @@ class PenalisedNet(NeuralNetClassifier):
 
     def infer(self, x, **fit_params):
         if isinstance(x, dict):
-            x = {k: to_device(v, self.device) for k, v in x.items() if k != "weight"}
+            x = {k: to_device(v, self.device) for k, v in x.items()}
         with self.autocast():
-            logits, penalty = super().infer(x, **fit_params)
-        # The loss, scores and probabilities are computed in float32.
-        return logits.float(), penalty.float()
-
-    def get_loss(self, y_pred, y_true, X=None, training=False):
-        logits, penalty = y_pred
-        losses = self.criterion_(logits, y_true.to(logits.device))
-        if isinstance(X, dict) and "weight" in X:
-            losses = losses * X["weight"].to(losses)
-        return losses.mean() + penalty
+            return super().infer(x, **fit_params)
 
     def train_step(self, batch, **fit_params):
         if self.scaler_ is None:
@@ -122,17 +217,136 @@ class PenalisedNet(NeuralNetClassifier):
 
     def fit_loop(self, X, y=None, **fit_params):
         # skorch swallows KeyboardInterrupt (then restores the best weights in
-        # on_train_end), and its EarlyStopping stops training by raising one.
-        # Remember a user's interruption so the estimator can say so.
+        # on_train_end), and its EarlyStopping stops training by raising one,
+        # as the time budget does. Remember a user's interruption so the
+        # estimator can say so.
         self.interrupted_ = False
         try:
             return super().fit_loop(X, y, **fit_params)
         except KeyboardInterrupt:
-            self.interrupted_ = not any(
-                isinstance(cb, EarlyStopping) and cb.misses_ >= cb.patience
-                for _, cb in self.callbacks_
-            )
+            self.interrupted_ = not any(_stopped_training(cb) for _, cb in self.callbacks_)
             raise
+
+    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
+        if training and iterator is not None:
+            iterator = self._until_cut(iterator)
+        return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
+
+    def _until_cut(self, batches):
+        """The epoch's training batches, up to the one after which a callback ends the epoch."""
+        cuts = [cb for _, cb in self.callbacks_ if isinstance(cb, EpochCut)]
+        for batch in batches:
+            yield batch
+            if any(cb.ends_epoch(self) for cb in cuts):
+                return
+
+
+class PenalisedNet(NetMixin, NeuralNetClassifier):
+    """skorch classifier whose module returns ``(logits, penalty)``.
+
+    The loss of a batch is the mean over its documents of each document's
+    cross-entropy times its weight (``sample_weight`` and ``class_weight``),
+    plus the penalty (e.g. LAMA's disagreement term, Eq. 18); prediction uses
+    the logits only. Weights travel in the batch as ``X["weight"]`` and are
+    not passed to the module. Besides skorch's scores, each epoch records
+    ``train_acc``, the accuracy on the training batches. See
+    :class:`NetMixin` for ``precision``.
+    """
+
+    def get_default_callbacks(self):
+        # From the predictions made while training (skorch caches them): no extra pass.
+        train_acc = EpochScoring(
+            "accuracy", name="train_acc", on_train=True, lower_is_better=False
+        )
+        return [*super().get_default_callbacks(), ("train_acc", train_acc)]
+
+    def infer(self, x, **fit_params):
+        if isinstance(x, dict):
+            x = {k: v for k, v in x.items() if k != "weight"}
+        logits, penalty = super().infer(x, **fit_params)
+        # The loss, scores and probabilities are computed in float32.
+        return logits.float(), penalty.float()
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        logits, penalty = y_pred
+        losses = self.criterion_(logits, y_true.to(logits.device))
+        if isinstance(X, dict) and "weight" in X:
+            losses = losses * X["weight"].to(losses)
+        return losses.mean() + penalty
+
+
+class EpochCut(Callback):
+    """A callback that may end a training epoch before its last batch.
+
+    The nets of the package (:class:`NetMixin`) call :meth:`ends_epoch`
+    after every training batch and skip the epoch's remaining training
+    batches when it returns True; validation and the epoch's end run as
+    usual.
+    """
+
+    def ends_epoch(self, net):
+        """Whether the current epoch's training ends after the batch just done."""
+        return False
+
+
+class TimeBudget(EpochCut):
+    """The training time of a fit, recorded per epoch as ``seconds``, and a budget on it.
+
+    The time counts each epoch from its beginning to the end of its last
+    batch, training and validation, plus ``spent`` (work done for the fit
+    before training, e.g. starting vectors); the work of the epoch's end
+    (scores, checkpoints, a callback that measures something) does not
+    count. When a training batch ends past ``max_time``, the epoch's other
+    training batches are skipped, the epoch is validated and recorded as
+    usual, and training stops as early stopping stops it (the best epoch's
+    weights are kept when there is validation). At least one batch is
+    trained.
+
+    Parameters
+    ----------
+    max_time : float or None, default=None
+        Budget in seconds; ``None`` records the time without a budget.
+    spent : float, default=0.0
+        Seconds spent on the fit before training started.
+    """
+
+    def __init__(self, max_time=None, spent=0.0):
+        self.max_time = max_time
+        self.spent = spent
+
+    def initialize(self):
+        self.seconds_ = self.spent
+        self.exhausted_ = False
+        self.epoch_start_ = None
+        self.before_epoch_ = self.spent
+        return self
+
+    def on_train_begin(self, net, **kwargs):
+        self.initialize()
+
+    def on_epoch_begin(self, net, **kwargs):
+        self.epoch_start_ = time.perf_counter()
+        self.before_epoch_ = self.seconds_
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        self.seconds_ = self.before_epoch_ + time.perf_counter() - self.epoch_start_
+        net.history.record("seconds", self.seconds_)
+        if training and self.max_time is not None and self.seconds_ > self.max_time:
+            self.exhausted_ = True
+
+    def ends_epoch(self, net):
+        return self.exhausted_
+
+    def on_epoch_end(self, net, **kwargs):
+        if self.exhausted_:
+            raise KeyboardInterrupt
+
+
+def _stopped_training(callback):
+    """Whether ``callback`` ended training (early stopping, the time budget), not the user."""
+    if isinstance(callback, EarlyStopping):
+        return callback.misses_ >= callback.patience
+    return isinstance(callback, TimeBudget) and callback.exhausted_
 
 
 def to_device(tensor, device):
@@ -171,25 +385,37 @@ def training_view(batches, y, sample_weight, class_weight):
     return TrainingView(batches, index, y[index], weights.astype(np.float32))
 
 
-class HoldOut:
+class RowSplit:
+    """skorch ``train_split`` holding out given rows of the training data.
+
+    It keeps row numbers only (never the data), so a pickled net stays its
+    size.
+
+    Parameters
+    ----------
+    train_rows, valid_rows : ndarray of int
+        Rows of the training data on each side; batches follow their order.
+    """
+
+    def __init__(self, train_rows, valid_rows):
+        self.train_rows = train_rows
+        self.valid_rows = valid_rows
+
+    def __call__(self, dataset, y=None, groups=None):
+        return Subset(dataset, self.train_rows), Subset(dataset, self.valid_rows)
+
+
+class HoldOut(RowSplit):
     """A stratified hold-out split of the training rows, drawn once.
 
     The rows are those skorch's ``ValidSplit(fraction, stratified=True,
     random_state=seed)`` would hold out; drawing them up front lets the
     training-set statistics (the Naive Bayes features) leave them out.
-
-    Attributes
-    ----------
-    train_rows, valid_rows : ndarray of int
-        Rows of the training view on each side.
     """
 
     def __init__(self, y, validation_fraction, seed):
         splitter = StratifiedShuffleSplit(test_size=validation_fraction, random_state=seed)
-        self.train_rows, self.valid_rows = next(splitter.split(np.zeros(len(y)), y))
-
-    def __call__(self, dataset, y=None, groups=None):
-        return Subset(dataset, self.train_rows), Subset(dataset, self.valid_rows)
+        super().__init__(*next(splitter.split(np.zeros(len(y)), y)))
 
 
 def train_split(y, validation_fraction, seed):
@@ -210,17 +436,18 @@ def train_split(y, validation_fraction, seed):
     return HoldOut(y, validation_fraction, seed)
 
 
-def fit_key(estimator, batches, y, sample_weight):
+def fit_key(estimator, *arrays):
     """12 hex digits identifying one fit: the estimator's parameters and its training data.
 
-    The same parameters on the same data give the same key, so a checkpoint
-    file of a killed fit is found again under its name; every fit of a
-    search (another candidate or another split) gets its own.
+    ``arrays`` are the training data (``None`` entries are skipped). The same
+    parameters on the same data give the same key, so a checkpoint file of a
+    killed fit is found again under its name; every fit of a search (another
+    candidate or another split) gets its own.
     """
     ignored = {"checkpoint", "verbose", "warm_start", "device", "callbacks", "torch_threads"}
     params = {k: v for k, v in estimator.get_params(deep=False).items() if k not in ignored}
     digest = hashlib.sha256(f"{type(estimator).__name__}{sorted(params.items())!r}".encode())
-    for array in (batches.ids, batches.offsets, batches.dense, y, sample_weight):
+    for array in arrays:
         if array is not None:
             digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()[:12]
@@ -340,19 +567,19 @@ def checkpoint_template(path, key):
     return path.replace("{fit}", key)
 
 
-def build_callbacks(estimator, split, checkpoint, averaging=0.0):
-    """The net's callbacks: the user's, progress, averaging, checkpoint, early stopping, its own.
+def build_callbacks(estimator, split, checkpoint, extra, averaging=0.0):
+    """The net's callbacks: the user's, progress, averaging, checkpoint, early stopping, ``extra``.
 
-    ``averaging`` is the per-step decay of the weight average
-    (:class:`WeightAveraging`); 0 leaves it out.
+    ``estimator`` has the parameters ``callbacks``, ``verbose`` and
+    ``patience``; ``split`` is the net's ``train_split`` (``None``: no
+    validation, hence no early stopping); ``extra`` are the estimator's own
+    callbacks (e.g. a learning-rate schedule), last. ``averaging`` is the
+    per-step decay of the weight average (:class:`WeightAveraging`); 0
+    leaves it out.
     """
     callbacks = list(estimator.callbacks or [])
     if estimator.verbose:
         callbacks.append(ProgressBar())
-    # From the predictions made while training (skorch caches them): no extra pass.
-    callbacks.append(
-        EpochScoring("accuracy", name="train_acc", on_train=True, lower_is_better=False)
-    )
     if averaging:
         # Before the checkpoint and early stopping, which must see the average.
         callbacks.append(WeightAveraging(averaging))
@@ -374,19 +601,37 @@ def build_callbacks(estimator, split, checkpoint, averaging=0.0):
                 sink=print if estimator.verbose else _silent,
             )
         )
-    callbacks.extend(estimator._extra_callbacks())
+    callbacks.extend(extra)
     return callbacks
 
 
-def make_net(estimator, network, split, callbacks, device):
-    """The skorch net that trains ``network`` with the estimator's settings.
+def net_params(estimator, split, callbacks, device):
+    """skorch arguments that every net of the package takes from its estimator.
 
-    A float16 model loaded where CUDA is missing runs in float32.
+    Validation split, callbacks, device, ``precision`` (see
+    :func:`run_precision`), progress (``verbose``) and data loading: length
+    buckets in training, batches within ``max_batch_tokens`` padded tokens,
+    from pinned memory on CUDA.
     """
-    precision = estimator.precision
-    if precision == "16-mixed" and device.type != "cuda":
-        precision = "32"
     pinned = device.type == "cuda"
+    return {
+        "train_split": split,
+        "callbacks": callbacks,
+        "device": str(device),
+        "iterator_train": make_loader,
+        "iterator_train__shuffle": True,
+        "iterator_train__max_tokens": estimator.max_batch_tokens,
+        "iterator_train__pin_memory": pinned,
+        "iterator_valid": make_loader,
+        "iterator_valid__max_tokens": estimator.max_batch_tokens,
+        "iterator_valid__pin_memory": pinned,
+        "precision": run_precision(estimator.precision, device),
+        "verbose": int(estimator.verbose),
+    }
+
+
+def make_net(estimator, network, split, callbacks, device):
+    """The skorch net that trains ``network`` with the estimator's settings."""
     optimizer_params = {"optimizer__weight_decay": estimator.weight_decay}
     if estimator.optimizer == "sgd":
         optimizer_params["optimizer__momentum"] = estimator.momentum
@@ -398,28 +643,21 @@ def make_net(estimator, network, split, callbacks, device):
         lr=estimator.lr,
         max_epochs=estimator.max_epochs,
         batch_size=estimator.batch_size,
-        train_split=split,
-        callbacks=callbacks,
-        device=str(device),
-        iterator_train=make_loader,
-        iterator_train__shuffle=True,
-        iterator_train__max_tokens=estimator.max_batch_tokens,
-        iterator_train__pin_memory=pinned,
-        iterator_valid=make_loader,
         iterator_valid__batch_size=max(estimator.batch_size, estimator.inference_batch_size),
-        iterator_valid__max_tokens=estimator.max_batch_tokens,
-        iterator_valid__pin_memory=pinned,
-        precision=precision,
-        verbose=int(estimator.verbose),
+        **net_params(estimator, split, callbacks, device),
         **optimizer_params,
     )
+
+
+def _optimizer_name(optimizer):
+    return next(k for k, v in OPTIMIZERS.items() if type(optimizer) is v)
 
 
 def training_state(net):
     """What continued training needs from a fitted net (references, not copies)."""
     return {
         "network": net.module_.state_dict(),
-        "optimizer": next(k for k, v in OPTIMIZERS.items() if type(net.optimizer_) is v),
+        "optimizer": _optimizer_name(net.optimizer_),
         "optimizer_state": net.optimizer_.state_dict()["state"],
         "history": net.history.to_list(),
     }
@@ -437,7 +675,7 @@ def restore_training_state(estimator, net, state):
         ) from None
     # The state may still belong to another net (warm start): copies keep that
     # net untouched while this one trains.
-    if state["optimizer"] == estimator.optimizer:
+    if state["optimizer"] == _optimizer_name(net.optimizer_):
         # The saved moments, with the param groups (lr, ...) of the current parameters.
         current = net.optimizer_.state_dict()
         net.optimizer_.load_state_dict(

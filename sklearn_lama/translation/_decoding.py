@@ -7,7 +7,8 @@ computation, and sentences that finished early keep their result while the other
 import numpy as np
 import torch
 
-from ._subwords import BOS_ID, EOS_ID, PAD_ID
+from ..text._sequences import PAD_ID
+from ._subwords import BOS_ID, EOS_ID
 
 __all__ = ["beam_search", "greedy_search"]
 

@@ -3,11 +3,17 @@
 import numpy as np
 import torch
 
+from ..text._vectorizer import train_word_vectors
+
 __all__ = ["start_from_word2vec", "word2vec_vectors"]
 
 
 def word2vec_vectors(sequences, width, sg, seed):
     """Word2vec vectors of the ids that occur in ``sequences`` (gensim, one worker).
+
+    The word vectors of :class:`~sklearn_lama.Word2VecVectorizer`'s training
+    (:func:`~sklearn_lama.text._vectorizer.train_word_vectors`), each id a word:
+    window 5, 5 negative samples, 5 epochs, every id kept.
 
     Parameters
     ----------
@@ -25,23 +31,21 @@ def word2vec_vectors(sequences, width, sg, seed):
         Every id that occurs in ``sequences``.
     vectors : ndarray of float32, shape (n, width)
     """
-    from gensim.models import Word2Vec
-
     sentences = [[str(int(i)) for i in ids] for ids in sequences if len(ids)]
     if not sentences:
         return np.zeros(0, np.int64), np.zeros((0, width), np.float32)
-    model = Word2Vec(
-        sentences=sentences,
+    words, vectors = train_word_vectors(
+        sentences,
         vector_size=width,
-        window=5,
         min_count=1,
+        window=5,
         sg=int(sg),
+        negative=5,
         epochs=5,
         workers=1,
         seed=seed,
     )
-    ids = np.array([int(key) for key in model.wv.index_to_key], dtype=np.int64)
-    return ids, np.asarray(model.wv.vectors, np.float32)
+    return np.array([int(word) for word in words], dtype=np.int64), vectors
 
 
 def start_from_word2vec(embeddings, sequences, std, seed):

@@ -17,9 +17,20 @@ import re
 
 import numpy as np
 
-__all__ = ["PLACEHOLDER", "SubwordModel", "protect_placeholders", "restore_placeholders"]
+from ..text._sequences import N_RESERVED, OOV_ID, PAD_ID
 
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+__all__ = [
+    "BOS_ID",
+    "EOS_ID",
+    "PLACEHOLDER",
+    "SubwordModel",
+    "protect_placeholders",
+    "restore_placeholders",
+]
+
+# Padding and unknown subwords take the ids they have in every token vocabulary of the package;
+# the start and end of a sentence, which only translation needs, the next two.
+BOS_ID, EOS_ID = N_RESERVED, N_RESERVED + 1
 
 #: printf conversions (with ``%(name)``, ``%1$`` and length modifiers), Qt's ``%1``, ``{...}``.
 PLACEHOLDER = re.compile(
@@ -94,7 +105,7 @@ def restore_placeholders(text, placeholders):
 
 
 class SubwordModel:
-    """A SentencePiece BPE model trained on ``texts``; ids 0-3 are padding, unknown, BOS, EOS.
+    """A SentencePiece BPE model trained on ``texts``; ids 0-3: padding, unknown, BOS, EOS.
 
     Parameters
     ----------
@@ -117,7 +128,7 @@ class SubwordModel:
             normalization_rule_name="identity",
             num_threads=1,
             pad_id=PAD_ID,
-            unk_id=UNK_ID,
+            unk_id=OOV_ID,
             bos_id=BOS_ID,
             eos_id=EOS_ID,
             user_defined_symbols=list(SLOTS),

@@ -1,28 +1,42 @@
 """DuoTranslator: the Duo Transformer sequence-to-sequence model as a scikit-learn estimator."""
 
-import copy
-import math
-import sys
 import time
+import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
+from skorch.callbacks import EarlyStopping
 
 from ..modules import DuoTranslationModule
 from ..text._sequences import TokenSequences
-from ..training._batching import BucketBatchSampler, batch_ends
+from ..training._batching import PairBatches
+from ..training._seq2seq import make_translation_net, schedule_callback
+from ..training._training import (
+    TRAINING_CONSTRAINTS,
+    RowSplit,
+    TimeBudget,
+    build_callbacks,
+    check_device,
+    check_precision,
+    checkpoint_template,
+    fit_key,
+    loading_device,
+    restore_training_state,
+    training_state,
+)
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
+from ..utils._threads import resolve_threads, torch_threads
 from ._decoding import beam_search, greedy_search
 from ._subword_vectors import start_from_word2vec
 from ._subwords import (
     BOS_ID,
     EOS_ID,
-    PAD_ID,
     SubwordModel,
     normalize_spaces,
     optional_import,
@@ -31,21 +45,6 @@ from ._subwords import (
 )
 
 __all__ = ["DuoTranslator"]
-
-
-def _pad(rows, prefix=None, suffix=None):
-    """Dense ``(B, T)`` int64 padded with 0 from a list of id arrays, with optional BOS/EOS."""
-    extra = (prefix is not None) + (suffix is not None)
-    width = max(max((len(r) for r in rows), default=0) + extra, 1)
-    out = np.zeros((len(rows), width), dtype=np.int64)
-    for i, row in enumerate(rows):
-        full = (
-            ([prefix] if prefix is not None else [])
-            + list(row)
-            + ([suffix] if suffix is not None else [])
-        )
-        out[i, : len(full)] = full
-    return torch.from_numpy(out)
 
 
 @register
@@ -72,16 +71,22 @@ class DuoTranslator(BaseEstimator):
     space is normalised to single spaces. Format placeholders (``%s``,
     ``%(name)s``, ``%1$d``, ``{name}``, ``%1``) of a source string become
     atomic tokens that the translation carries back unchanged (only with
-    string input: a :class:`TokenSequences` no longer holds them).
+    string input: a :class:`TokenSequences` no longer holds them). Every
+    training pair needs text on both sides: an empty (or white-space only)
+    source or target in ``fit`` raises ``ValueError`` naming it; an empty
+    source in ``predict`` translates to an empty string.
 
-    Training: teacher forcing, cross-entropy with label smoothing, Adam
-    (β = 0.9, 0.98, ε = 1e-9) with the Transformer schedule (linear warm-up,
-    then inverse square root of the step), batches of similar-length pairs
-    within ``max_tokens`` padded tokens, early stopping on the validation
-    loss (the best epoch's weights are kept). Decoding: greedy
-    (``beam_size=1``) or beam search with the GNMT length penalty; sentences
-    are decoded in groups of equal source length, so no sentence is ever
-    padded and a translation does not depend on the other sentences given.
+    Training goes through the same skorch machinery as the classifiers
+    (device, precision, threads, callbacks, progress, checkpoints, early
+    stopping, ``warm_start``): teacher forcing, cross-entropy with label
+    smoothing, Adam (β = 0.9, 0.98, ε = 1e-9) with the Transformer schedule
+    (linear warm-up, then inverse square root of the update count, stepped
+    after every batch), batches of similar-length pairs within
+    ``max_batch_tokens`` padded tokens, early stopping on the validation loss
+    (the best epoch's weights are kept). Decoding: greedy (``beam_size=1``)
+    or beam search with the GNMT length penalty; sentences are decoded in
+    groups of equal source length, so no sentence is ever padded and a
+    translation does not depend on the other sentences given.
 
     Parameters
     ----------
@@ -113,22 +118,34 @@ class DuoTranslator(BaseEstimator):
     vocab_size : int, default=8000
         Subwords per side (a soft limit: fewer on a small corpus).
     label_smoothing : float, default=0.1
-    learning_rate : float, default=1e-3
+        Label smoothing of the training loss (the validation loss has none).
+    lr : float, default=1e-3
         Peak learning rate, reached at the end of the warm-up.
     warmup_steps : int, default=1000
-    max_tokens : int, default=4096
-        Padded tokens (sentences x longest of source and target) per
-        training batch.
+        Updates of the linear warm-up.
+    max_batch_tokens : int, default=4096
+        Padded tokens (sentences x longest of source and target) per batch,
+        in training and validation; also bounds the sentences x beams x
+        length decoded at once in ``predict``.
     max_epochs : int, default=30
+        Maximum passes over the training pairs.
     max_time : float or None, default=None
-        Training budget in seconds (word2vec starting vectors and validation
-        included, ``epoch_callback`` excluded), checked after every batch.
-    n_iter_no_change : int or None, default=3
-        Stop after this many epochs without a lower validation loss
-        (``None``: never).
+        Training budget of a ``fit`` in seconds, checked after every training
+        batch: the epoch then ends there (it is still validated and
+        recorded) and training stops. The word2vec starting vectors and
+        validation count; what callbacks do at the end of an epoch (e.g. a
+        BLEU measurement) does not. ``history_`` records the time so far
+        as ``seconds``.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the pairs (at random) and keep
+        the weights of the epoch with the lowest validation loss, stopping
+        after ``patience`` epochs without improvement. Skipped when the
+        held-out share rounds to no pair. The subwords and word2vec vectors
+        are learned on the other pairs only.
     validation_fraction : float, default=0.1
-        Share of the pairs held out for the validation loss (0: none; the
-        last epoch is then kept).
+        Share of the pairs held out for early stopping.
+    patience : int, default=3
+        Epochs without a lower validation loss before stopping.
     beam_size : int, default=4
         1 for greedy decoding.
     length_penalty : float, default=0.6
@@ -136,26 +153,80 @@ class DuoTranslator(BaseEstimator):
     max_length : int or None, default=None
         Most target subwords per translation; ``None``: twice the source
         length plus 10.
-    device : str, default="cpu"
-    random_state : int, RandomState or None, default=None
-        Seeds the split, the initialisation, dropout and batch order.
+    max_source_length : int, default=512
+        Most subwords (or tokens of a ``TokenSequences``) of a source that
+        ``predict`` reads: a longer source is cut to its first
+        ``max_source_length``, with a warning. With ``max_length`` this
+        bounds the time and memory of every translation.
+    callbacks : list or None, default=None
+        skorch callbacks added to the net, as instances or ``(name,
+        callback)`` pairs, e.g. one whose ``on_epoch_end`` measures BLEU per
+        epoch (it may call ``predict`` on the translator in training). They
+        are code, so :func:`~sklearn_lama.save_weights` does not store them:
+        a loaded estimator has ``callbacks=None``.
+    warm_start : bool, default=False
+        When the translator is already fitted, ``fit`` continues training the
+        current network, weights, optimizer state and learning-rate schedule,
+        for ``max_epochs`` more epochs instead of starting over. The subword
+        vocabularies of the first fit are kept (``vocab_size`` and
+        ``embedding_init`` no longer matter), ``X`` must be of the kind seen
+        then, and architecture parameters must not change. Early stopping
+        and the time budget start afresh on each call.
+    checkpoint : str or path-like, default=None
+        File name for checkpoints in the format of
+        :func:`~sklearn_lama.save_weights`, written after each epoch that
+        lowers the validation loss (after every epoch without validation),
+        as the classifiers write theirs: ``{fit}`` in the name (inserted
+        before the suffix when absent) becomes 12 hex digits identifying the
+        parameters and the training pairs, ``checkpoint_path_`` names the
+        file, and ``load_weights(path).set_params(warm_start=True).fit(X,
+        y)`` resumes. A path that cannot be written raises ``ValueError``
+        before training.
+    device : str or torch.device, default="cpu"
+        Where the network trains and translates: ``"cpu"``, ``"cuda"``,
+        ``"cuda:N"`` or ``"mps"``, where available.
+    precision : {"32", "bf16", "16-mixed"}, default="32"
+        Arithmetic of the forward pass, in training and decoding. ``"32"``:
+        float32 throughout. ``"bf16"``: :func:`torch.autocast` to bfloat16
+        (on the CPU, and on GPUs that support it); ``"16-mixed"``: autocast
+        to float16 with gradient scaling, CUDA only (elsewhere it raises
+        ``ValueError`` before training). Weights, optimizer state, loss and
+        decoding scores stay float32.
+    torch_threads : int or None, default=None
+        torch's intra-op threads during ``fit``, ``predict`` and ``score``;
+        the caller's setting is restored afterwards. ``None`` means 1, as
+        ``n_jobs=None`` does in scikit-learn; a positive int asks for that
+        many; a negative one counts from the CPUs the process was given: -1
+        is all of them.
     verbose : int, default=0
-        1: one line per epoch on stderr.
-    epoch_callback : callable or None, default=None
-        ``epoch_callback(translator, record)`` after every epoch, e.g. to
-        measure BLEU per epoch; its time does not count in ``max_time``.
+        Above 0, print a progress bar and a per-epoch table of training
+        loss, validation loss and perplexity, and time.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the validation split, the word2vec vectors, the
+        initialisation, dropout and batch order.
 
     Attributes
     ----------
+    net_ : TranslationNet
+        The trained skorch net (:class:`~sklearn_lama.training._seq2seq.TranslationNet`).
     module_ : DuoTranslationModule
+        The network, ``net_.module_``.
+    history_ : skorch.history.History
+        ``net_.history``: one record per epoch (over every ``fit`` that
+        continued training) with ``epoch``, ``train_loss`` (label-smoothed),
+        ``valid_loss`` and ``valid_perplexity`` (unsmoothed, per target
+        token), ``train_batch_count`` (updates), ``seconds`` (training time
+        of the ``fit`` so far, see ``max_time``) and skorch's ``dur``.
     source_subwords_, target_subwords_ : SubwordModel
         ``source_subwords_`` is ``None`` when ``X`` was a :class:`TokenSequences`.
-    history_ : list of dict
-        Per epoch: ``epoch``, ``train_loss`` (label-smoothed),
-        ``valid_loss``, ``valid_perplexity`` (unsmoothed, per target token),
-        ``steps``, ``seconds`` (training time so far).
+    vocabulary_id_ : str or None
+        The vocabulary of a :class:`TokenSequences` source (else ``None``).
     best_epoch_ : int
+        The epoch whose weights the translator holds (``None`` during ``fit``).
     n_parameters_ : int
+        Parameters of the network.
+    checkpoint_path_ : str or None
+        The file the last fit wrote its checkpoints to (``checkpoint``).
 
     References
     ----------
@@ -170,12 +241,13 @@ class DuoTranslator(BaseEstimator):
     >>> fr = ["ouvrir le fichier", "fermer le fichier", "ouvrir la fenêtre",
     ...       "fermer la fenêtre"] * 8
     >>> mt = DuoTranslator(d_model=32, n_heads=2, d_ff=64, n_layers=1, vocab_size=400,
-    ...                    max_epochs=3, validation_fraction=0, random_state=0).fit(en, fr)
+    ...                    max_epochs=3, early_stopping=False, random_state=0).fit(en, fr)
     >>> mt.predict(["open the file"]).shape
     (1,)
     """
 
     _parameter_constraints: ClassVar[dict] = {
+        **TRAINING_CONSTRAINTS,
         "d_model": [Interval(Integral, 1, None, closed="left")],
         "n_heads": [Interval(Integral, 1, None, closed="left")],
         "d_ff": [Interval(Integral, 1, None, closed="left")],
@@ -186,22 +258,15 @@ class DuoTranslator(BaseEstimator):
         "duo_norm": ["boolean"],
         "fusion": ["boolean"],
         "embedding_init": [StrOptions({"auto", "word2vec", "random"})],
+        # SentencePiece needs room for the 256 byte pieces, the reserved ids and the placeholders.
         "vocab_size": [Interval(Integral, 300, None, closed="left")],
         "label_smoothing": [Interval(Real, 0, 1, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "warmup_steps": [Interval(Integral, 1, None, closed="left")],
-        "max_tokens": [Interval(Integral, 1, None, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
-        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "beam_size": [Interval(Integral, 1, None, closed="left")],
         "length_penalty": [Interval(Real, 0, None, closed="left")],
         "max_length": [Interval(Integral, 1, None, closed="left"), None],
-        "device": [str],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-        "epoch_callback": [callable, None],
+        "max_source_length": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -219,20 +284,26 @@ class DuoTranslator(BaseEstimator):
         embedding_init="auto",
         vocab_size=8000,
         label_smoothing=0.1,
-        learning_rate=1e-3,
+        lr=1e-3,
         warmup_steps=1000,
-        max_tokens=4096,
+        max_batch_tokens=4096,
         max_epochs=30,
         max_time=None,
-        n_iter_no_change=3,
+        early_stopping=True,
         validation_fraction=0.1,
+        patience=3,
         beam_size=4,
         length_penalty=0.6,
         max_length=None,
+        max_source_length=512,
+        callbacks=None,
+        warm_start=False,
+        checkpoint=None,
         device="cpu",
-        random_state=None,
+        precision="32",
+        torch_threads=None,
         verbose=0,
-        epoch_callback=None,
+        random_state=None,
     ):
         self.d_model = d_model
         self.n_heads = n_heads
@@ -246,28 +317,42 @@ class DuoTranslator(BaseEstimator):
         self.embedding_init = embedding_init
         self.vocab_size = vocab_size
         self.label_smoothing = label_smoothing
-        self.learning_rate = learning_rate
+        self.lr = lr
         self.warmup_steps = warmup_steps
-        self.max_tokens = max_tokens
+        self.max_batch_tokens = max_batch_tokens
         self.max_epochs = max_epochs
         self.max_time = max_time
-        self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
+        self.patience = patience
         self.beam_size = beam_size
         self.length_penalty = length_penalty
         self.max_length = max_length
+        self.max_source_length = max_source_length
+        self.callbacks = callbacks
+        self.warm_start = warm_start
+        self.checkpoint = checkpoint
         self.device = device
-        self.random_state = random_state
+        self.precision = precision
+        self.torch_threads = torch_threads
         self.verbose = verbose
-        self.epoch_callback = epoch_callback
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
         tags.input_tags.string = True
         tags.target_tags.required = True
-        tags.non_deterministic = self.device != "cpu"
+        tags.non_deterministic = str(self.device) != "cpu"
         return tags
+
+    @property
+    def module_(self):
+        return self.net_.module_
+
+    @property
+    def history_(self):
+        return self.net_.history
 
     # ----------------------------------------------------------------------- input checks
     @staticmethod
@@ -283,9 +368,10 @@ class DuoTranslator(BaseEstimator):
                 )
         return values
 
-    def _check_X(self, X, fitting):
+    def _check_X(self, X, fitted):
+        """``X`` as strings or a :class:`TokenSequences`; when ``fitted``, of the kind seen."""
         if isinstance(X, TokenSequences):
-            if not fitting:
+            if fitted:
                 if self.source_subwords_ is not None:
                     raise TypeError(
                         "X is a TokenSequences but this translator was fitted on "
@@ -298,15 +384,38 @@ class DuoTranslator(BaseEstimator):
                     )
             return X
         X = self._check_strings(X, "X")
-        if not fitting and self.source_subwords_ is None:
+        if fitted and self.source_subwords_ is None:
             raise TypeError(
                 "this translator was fitted on TokenSequences (e.g. from a "
                 "MetaEmbeddingTransformer); pass the same kind of input."
             )
         return X
 
+    def _check_pairs(self, X, y):
+        """``X`` and ``y`` as training pairs, or an error naming what is wrong."""
+        y = self._check_strings(y, "y")
+        if len(X) != len(y):
+            raise ValueError(f"X and y must have the same length, got {len(X)} and {len(y)}.")
+        if not len(y):
+            raise ValueError("X and y are empty: fit needs at least one sentence pair.")
+        if isinstance(X, TokenSequences):
+            empty = np.flatnonzero(X.lengths == 0)
+            if len(empty):
+                raise ValueError(
+                    f"X[{empty[0]}] has no tokens: every training pair needs a source sentence."
+                )
+        sides = [("y", y)] if isinstance(X, TokenSequences) else [("X", X), ("y", y)]
+        for name, texts in sides:
+            for i, text in enumerate(texts):
+                if not text.strip():
+                    raise ValueError(
+                        f"{name}[{i}] is {text!r}: every training pair needs a source and a "
+                        "target sentence; leave out the pairs with an empty side."
+                    )
+        return y
+
     def _sources(self, X):
-        """Source subword ids and, for strings, each sentence's placeholders."""
+        """Source subword ids (placeholders protected) and, for strings, their placeholders."""
         if isinstance(X, TokenSequences):
             return [X.document(i).astype(np.int64) for i in range(len(X))], None
         masked, slots = (
@@ -317,6 +426,9 @@ class DuoTranslator(BaseEstimator):
     # ----------------------------------------------------------------------- fit
     def fit(self, X, y):
         """Learn subwords, then train the model on the pairs ``(X[i], y[i])``.
+
+        With ``warm_start=True`` and a fitted translator, training continues
+        from the current weights, optimizer state and schedule instead.
 
         Parameters
         ----------
@@ -330,190 +442,117 @@ class DuoTranslator(BaseEstimator):
         self : DuoTranslator
         """
         self._validate_params()
-        X = self._check_X(X, fitting=True)
-        y = self._check_strings(y, "y")
-        if len(X) != len(y):
-            raise ValueError(f"X and y must have the same length, got {len(X)} and {len(y)}.")
-        if not len(y):
-            raise ValueError("X and y are empty: fit needs at least one sentence pair.")
+        with torch_threads(resolve_threads(self.torch_threads)):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
+        device = check_device(self.device)
+        check_precision(self.precision, device)
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads={self.n_heads} must divide d_model={self.d_model}.")
-        rng = np.random.RandomState(
-            self.random_state
-            if not isinstance(self.random_state, np.random.RandomState)
-            else self.random_state.randint(2**31 - 1)
-        )
-        seed = int(rng.randint(2**31 - 1))
+        if self.checkpoint is not None:
+            # Refuses an unwritable path before any work.
+            checkpoint_template(self.checkpoint, "")
+        resume = self.warm_start and hasattr(self, "net_")
+        X = self._check_X(X, fitted=resume)
+        y = self._check_pairs(X, y)
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        train, valid = self._hold_out(len(y), seed)
 
         sources, slots = self._sources(X)
         targets = [normalize_spaces(t) for t in y]
         if slots is not None:
             targets = [protect_placeholders(t, s)[0] for t, s in zip(targets, slots)]
-        n = len(targets)
-        n_valid = round(self.validation_fraction * n) if n > 1 else 0
-        order = rng.permutation(n)
-        train, valid = np.sort(order[n_valid:]), np.sort(order[:n_valid])
-        vectors_seed = int(rng.randint(2**31 - 2))
-
-        if isinstance(X, TokenSequences):
-            self.source_subwords_ = None
-            self.vocabulary_id_ = X.vocabulary_id
-            src_ids, src_vocab, tables = sources, X.vocabulary_size, X.tables
+        if resume:
+            previous = training_state(self.net_)
         else:
-            self.source_subwords_ = SubwordModel([sources[i] for i in train], self.vocab_size)
-            self.vocabulary_id_ = None
-            src_ids, src_vocab, tables = (
-                self.source_subwords_.encode(sources),
-                len(self.source_subwords_),
-                None,
-            )
-        self.target_subwords_ = SubwordModel([targets[i] for i in train], self.vocab_size)
+            self._learn_subwords(X, [sources[i] for i in train], [targets[i] for i in train])
+        src_ids = sources if slots is None else self.source_subwords_.encode(sources)
         tgt_ids = self.target_subwords_.encode(targets)
+        pairs = PairBatches(src_ids, [np.concatenate([[BOS_ID], t, [EOS_ID]]) for t in tgt_ids])
+        split = None
+        if valid is not None:
+            # Validation batches of similar lengths: little padding.
+            split = RowSplit(train, valid[np.argsort(pairs.lengths[valid], kind="stable")])
+        self.checkpoint_path_ = None
+        if self.checkpoint is not None:
+            key = fit_key(self, *_data_arrays(X), *_data_arrays(y))
+            self.checkpoint_path_ = checkpoint_template(self.checkpoint, key)
 
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            self.module_ = self._build_module(src_vocab, tables).to(self.device)
-            self.n_parameters_ = sum(p.numel() for p in self.module_.parameters())
-            spent = 0.0
-            if self._word2vec_init():
-                start = time.perf_counter()
-                sides = [(self.module_.tgt_embeddings, tgt_ids)]
-                if self.source_subwords_ is not None:
-                    sides.append((self.module_.src_embeddings, src_ids))
-                # A quarter of the random start's spread. English -> French, 128 wide, same seeds,
-                # validation perplexity after one epoch: 29.8 at the full spread, 22.2 at half,
-                # 20.5 at a quarter (Translation page).
-                for embeddings, ids in sides:
-                    start_from_word2vec(
-                        embeddings,
-                        [ids[i] for i in train],
-                        0.25 * self.d_model**-0.5,
-                        vectors_seed,
-                    )
-                spent = time.perf_counter() - start
-            self._train(
-                [src_ids[i] for i in train],
-                [tgt_ids[i] for i in train],
-                [src_ids[i] for i in valid],
-                [tgt_ids[i] for i in valid],
-                spent,
+        cuda_devices = [device] if device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda_devices):
+            # Continued training draws new batches and dropout masks.
+            torch.manual_seed(seed + (len(previous["history"]) if resume else 0))
+            tables = X.tables if isinstance(X, TokenSequences) else None
+            if resume:
+                # Only the shapes matter: the trained weights are restored below.
+                module = self._build_module(self.module_.src_embeddings[0].num_embeddings, tables)
+                spent, steps = 0.0, _updates(previous["history"])
+            else:
+                src_vocab = X.vocabulary_size if tables is not None else len(self.source_subwords_)
+                module = self._build_module(src_vocab, tables)
+                spent, steps = self._start_embeddings(module, src_ids, tgt_ids, train, seed), 0
+            extra = [schedule_callback(self.warmup_steps, steps), TimeBudget(self.max_time, spent)]
+            net = make_translation_net(
+                self,
+                module,
+                split,
+                build_callbacks(self, split, self.checkpoint_path_, extra),
+                device,
+            )
+            net.initialize()
+            if resume:
+                restore_training_state(self, net, previous)
+            # Set before training so that checkpoints and callbacks see the net in training.
+            self.net_ = net
+            self.best_epoch_ = None
+            self.n_parameters_ = sum(p.numel() for p in module.parameters())
+            net.partial_fit(pairs, epochs=self.max_epochs)
+        self.best_epoch_ = _kept_epoch(net)
+        if net.interrupted_:
+            warnings.warn(
+                f"DuoTranslator.fit was interrupted (KeyboardInterrupt) during epoch "
+                f"{len(net.history)}; the translator is usable and keeps the weights of epoch "
+                f"{self.best_epoch_}; fit with warm_start=True continues from there.",
+                UserWarning,
+                stacklevel=3,
             )
         return self
 
-    def _word2vec_init(self):
-        if self.embedding_init == "auto":
-            return self.meta_embeddings
-        return self.embedding_init == "word2vec"
+    def _hold_out(self, n_pairs, seed):
+        """Rows trained on (sorted) and held out for validation (``None`` without)."""
+        n_valid = round(self.validation_fraction * n_pairs) if self.early_stopping else 0
+        n_valid = min(n_valid, n_pairs - 1)
+        if n_valid <= 0:
+            return np.arange(n_pairs), None
+        order = np.random.RandomState(seed).permutation(n_pairs)
+        return np.sort(order[n_valid:]), order[:n_valid]
 
-    def _batches(self, src, tgt, shuffle):
-        lengths = np.array([max(len(s), len(t) + 1) for s, t in zip(src, tgt)])
-        if shuffle:
-            # One pool of max_tokens sentences at a time is sorted by length: similar lengths
-            # share a batch, and batch order and content still change every epoch.
-            sampler = BucketBatchSampler(
-                lengths, self.max_tokens, pool_batches=1, max_tokens=self.max_tokens
-            )
-            yield from sampler
-            return
-        order = np.argsort(lengths, kind="stable")
-        ends = batch_ends(lengths[order], self.max_tokens, self.max_tokens)
-        yield from np.split(order, ends[:-1])
-
-    def _loss(self, src, tgt, smoothing):
-        src_b = _pad(src).to(self.device)
-        tgt_in = _pad(tgt, prefix=BOS_ID).to(self.device)
-        tgt_out = _pad(tgt, suffix=EOS_ID).to(self.device)
-        logits = self.module_(src_b, tgt_in)
-        loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]),
-            tgt_out.reshape(-1),
-            ignore_index=PAD_ID,
-            label_smoothing=smoothing,
-            reduction="sum",
-        )
-        return loss, int((tgt_out != PAD_ID).sum())
-
-    @torch.no_grad()
-    def _validation_loss(self, src, tgt):
-        self.module_.eval()
-        total, count = 0.0, 0
-        for index in self._batches(src, tgt, shuffle=False):
-            loss, tokens = self._loss([src[i] for i in index], [tgt[i] for i in index], 0.0)
-            total, count = total + loss.item(), count + tokens
-        return total / max(count, 1)
-
-    def _train(self, src, tgt, valid_src, valid_tgt, spent):
-        module = self.module_
-        optimizer = torch.optim.Adam(
-            module.parameters(), lr=self.learning_rate, betas=(0.9, 0.98), eps=1e-9
-        )
-        warmup = self.warmup_steps
-        schedule = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda step: min((step + 1) / warmup, math.sqrt(warmup / (step + 1)))
-        )
-        self.history_, best_loss, best_state, stale, step = [], math.inf, None, 0, 0
-        out_of_time = False
-        for epoch in range(1, self.max_epochs + 1):
-            start = time.perf_counter()
-            module.train()
-            total, count = 0.0, 0
-            for index in self._batches(src, tgt, shuffle=True):
-                loss, tokens = self._loss(
-                    [src[i] for i in index], [tgt[i] for i in index], self.label_smoothing
-                )
-                optimizer.zero_grad()
-                (loss / tokens).backward()
-                optimizer.step()
-                schedule.step()
-                step += 1
-                total, count = total + loss.item(), count + tokens
-                if (
-                    self.max_time is not None
-                    and spent + time.perf_counter() - start > self.max_time
-                ):
-                    out_of_time = True
-                    break
-            record = {"epoch": epoch, "train_loss": total / max(count, 1), "steps": step}
-            if valid_src:
-                record["valid_loss"] = self._validation_loss(valid_src, valid_tgt)
-                record["valid_perplexity"] = math.exp(min(record["valid_loss"], 50.0))
-            spent += time.perf_counter() - start
-            record["seconds"] = spent
-            self.history_.append(record)
-            improved = valid_src and record["valid_loss"] < best_loss
-            if improved:
-                best_loss, best_state, stale = (
-                    record["valid_loss"],
-                    copy.deepcopy(module.state_dict()),
-                    0,
-                )
-                self.best_epoch_ = epoch
-            else:
-                stale += 1
-            if self.verbose:
-                extra = (
-                    f"  valid loss {record['valid_loss']:.3f}"
-                    f"  ppl {record['valid_perplexity']:.2f}"
-                    if valid_src
-                    else ""
-                )
-                print(
-                    f"epoch {epoch:3d}  train loss {record['train_loss']:.3f}{extra}  "
-                    f"{spent:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            if self.epoch_callback is not None:
-                self.epoch_callback(self, dict(record))
-            if out_of_time or (
-                valid_src and self.n_iter_no_change is not None and stale >= self.n_iter_no_change
-            ):
-                break
-        if best_state is not None:
-            module.load_state_dict(best_state)
+    def _learn_subwords(self, X, train_sources, train_targets):
+        if isinstance(X, TokenSequences):
+            self.source_subwords_ = None
+            self.vocabulary_id_ = X.vocabulary_id
         else:
-            self.best_epoch_ = self.history_[-1]["epoch"]
-        module.eval()
+            self.source_subwords_ = SubwordModel(train_sources, self.vocab_size)
+            self.vocabulary_id_ = None
+        self.target_subwords_ = SubwordModel(train_targets, self.vocab_size)
+
+    def _start_embeddings(self, module, src_ids, tgt_ids, train, seed):
+        """Start the subword tables from word2vec vectors (``embedding_init``); seconds spent."""
+        auto = self.embedding_init == "auto"
+        if not (self.meta_embeddings if auto else self.embedding_init == "word2vec"):
+            return 0.0
+        start = time.perf_counter()
+        sides = [(module.tgt_embeddings, tgt_ids)]
+        if self.source_subwords_ is not None:
+            sides.append((module.src_embeddings, src_ids))
+        for embeddings, ids in sides:
+            # A quarter of the random start's spread (chosen on validation
+            # perplexity; see the Translation page).
+            start_from_word2vec(
+                embeddings, [ids[i] for i in train], 0.25 * self.d_model**-0.5, seed
+            )
+        return time.perf_counter() - start
 
     # ----------------------------------------------------------------------- predict
     def predict(self, X):
@@ -528,35 +567,56 @@ class DuoTranslator(BaseEstimator):
         -------
         ndarray of str (dtype object), shape (n_sentences,)
         """
-        check_is_fitted(self, "module_")
-        X = self._check_X(X, fitting=False)
+        check_is_fitted(self, "net_")
+        X = self._check_X(X, fitted=True)
         sources, slots = self._sources(X)
         src_ids = sources if slots is None else self.source_subwords_.encode(sources)
-        module = self.module_.eval()
-        lengths = np.array([len(s) for s in src_ids])
-        out = [None] * len(src_ids)
-        rows_per_sentence = self.beam_size
-        for length in np.unique(lengths):
-            group = np.flatnonzero(lengths == length)
-            limit = self.max_length or 2 * int(length) + 10
-            width = max(int(length), limit)
-            # Memory grows with sentences x beams x (source + target length).
-            per_batch = max(1, self.max_tokens // (rows_per_sentence * width))
-            for start in range(0, len(group), per_batch):
-                index = group[start : start + per_batch]
-                src = _pad([src_ids[i] for i in index]).to(self.device)
-                if self.beam_size == 1:
-                    ids = greedy_search(module, src, limit)
-                else:
-                    ids = beam_search(module, src, limit, self.beam_size, self.length_penalty)
-                for i, row in zip(index, ids):
-                    out[i] = row
+        with torch_threads(resolve_threads(self.torch_threads)):
+            out = self._decode(self._cut(src_ids))
         texts = self.target_subwords_.decode(out) if out else []
         if slots is not None:
             texts = [restore_placeholders(t, s) for t, s in zip(texts, slots)]
         else:
             texts = [normalize_spaces(t) for t in texts]
         return np.array(texts, dtype=object)
+
+    def _cut(self, src_ids):
+        """The sources, each cut to ``max_source_length`` ids (with a warning)."""
+        long = [i for i, ids in enumerate(src_ids) if len(ids) > self.max_source_length]
+        if long:
+            warnings.warn(
+                f"{len(long)} source(s) (the first: X[{long[0]}], {len(src_ids[long[0]])} "
+                f"subwords) are longer than max_source_length={self.max_source_length}; "
+                "only their first max_source_length subwords are translated.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return [ids[: self.max_source_length] for ids in src_ids]
+
+    def _decode(self, src_ids):
+        """Target ids of each source; an empty source gets none."""
+        net = self.net_
+        module = net.module_.eval()
+        lengths = np.array([len(s) for s in src_ids], dtype=np.int64)
+        out = [[] for _ in src_ids]
+        for length in np.unique(lengths[lengths > 0]):
+            group = np.flatnonzero(lengths == length)
+            limit = self.max_length or 2 * int(length) + 10
+            width = max(int(length), limit)
+            # Memory grows with sentences x beams x (source + target length).
+            per_batch = max(1, self.max_batch_tokens // (self.beam_size * width))
+            for start in range(0, len(group), per_batch):
+                index = group[start : start + per_batch]
+                # Sentences of equal length: no padding.
+                src = torch.from_numpy(np.stack([src_ids[i] for i in index])).to(net.device)
+                with net.autocast():
+                    if self.beam_size == 1:
+                        ids = greedy_search(module, src, limit)
+                    else:
+                        ids = beam_search(module, src, limit, self.beam_size, self.length_penalty)
+                for i, row in zip(index, ids):
+                    out[i] = row
+        return out
 
     def score(self, X, y):
         """Corpus BLEU (sacrebleu, default 13a tokenisation) of ``predict(X)`` against ``y``.
@@ -581,21 +641,6 @@ class DuoTranslator(BaseEstimator):
         return float(optional_import("sacrebleu").corpus_bleu(hypotheses, [y]).score)
 
     # ----------------------------------------------------------------------- persistence
-    def _export_state(self):
-        """The fitted state for :func:`~sklearn_lama.save_weights`: plain values and arrays."""
-        state = {
-            "module": {k: v.detach().cpu() for k, v in self.module_.state_dict().items()},
-            "target_subwords": np.frombuffer(self.target_subwords_.proto, dtype=np.uint8).copy(),
-            "source_subwords": None
-            if self.source_subwords_ is None
-            else np.frombuffer(self.source_subwords_.proto, dtype=np.uint8).copy(),
-            "vocabulary_id": self.vocabulary_id_,
-            "history": [dict(r) for r in self.history_],
-            "best_epoch": int(self.best_epoch_),
-            "n_parameters": int(self.n_parameters_),
-        }
-        return state
-
     def _build_module(self, src_vocab, tables):
         """The network of the current parameters, for ``src_vocab`` source ids."""
         return DuoTranslationModule(
@@ -613,30 +658,68 @@ class DuoTranslator(BaseEstimator):
             src_tables=tables,
         )
 
+    def _export_state(self):
+        """The fitted state for :func:`~sklearn_lama.save_weights`: plain values and arrays."""
+
+        def proto(model):
+            return None if model is None else np.frombuffer(model.proto, dtype=np.uint8).copy()
+
+        return {
+            "target_subwords": proto(self.target_subwords_),
+            "source_subwords": proto(self.source_subwords_),
+            "vocabulary_id": self.vocabulary_id_,
+            # A checkpoint written in training holds the weights of the epoch just ended.
+            "best_epoch": self.best_epoch_ or len(self.net_.history),
+            "checkpoint_path": self.checkpoint_path_,
+            **training_state(self.net_),
+        }
+
     def _import_state(self, state):
         """Become the fitted translator that :meth:`_export_state` described."""
 
-        def proto(value):
-            return bytes(np.asarray(value, dtype=np.uint8).tobytes())
+        def model(value):
+            return SubwordModel.from_proto(bytes(np.asarray(value, dtype=np.uint8).tobytes()))
 
-        self.target_subwords_ = SubwordModel.from_proto(proto(state["target_subwords"]))
+        self.target_subwords_ = model(state["target_subwords"])
         self.source_subwords_ = (
-            None
-            if state["source_subwords"] is None
-            else SubwordModel.from_proto(proto(state["source_subwords"]))
+            None if state["source_subwords"] is None else model(state["source_subwords"])
         )
         self.vocabulary_id_ = state["vocabulary_id"]
-        weights = {k: torch.as_tensor(np.asarray(v)) for k, v in state["module"].items()}
-        src_vocab = weights["src_embeddings.0.weight"].shape[0]
+        self.checkpoint_path_ = state["checkpoint_path"]
+        weights = state["network"]
         tables = None
         if self.source_subwords_ is None:
+            # Only the shapes matter: the trained weights are restored below.
             tables = [
                 weights[f"src_embeddings.{i}.weight"]
                 for i in range(2 if self.meta_embeddings else 1)
             ]
-        self.module_ = self._build_module(src_vocab, tables)
-        self.module_.load_state_dict(weights)
-        self.module_.to(self.device).eval()
-        self.history_ = [dict(r) for r in state["history"]]
+        module = self._build_module(weights["src_embeddings.0.weight"].shape[0], tables)
+        net = make_translation_net(self, module, None, [], loading_device(self))
+        net.initialize()
+        restore_training_state(self, net, state)
+        self.net_ = net
         self.best_epoch_ = int(state["best_epoch"])
-        self.n_parameters_ = int(state["n_parameters"])
+        self.n_parameters_ = sum(p.numel() for p in module.parameters())
+
+
+def _data_arrays(data):
+    """Arrays holding ``data`` (a list of strings or a TokenSequences), for :func:`fit_key`."""
+    if isinstance(data, TokenSequences):
+        return data.ids, data.offsets
+    lengths = np.array([len(text) for text in data], dtype=np.int64)
+    text = "".join(data).encode("utf-8", "surrogatepass")
+    return lengths, np.frombuffer(text, dtype=np.uint8)
+
+
+def _updates(history):
+    """Training batches (updates) recorded in a net's history."""
+    return sum(1 for epoch in history for batch in epoch["batches"] if "train_loss" in batch)
+
+
+def _kept_epoch(net):
+    """The epoch whose weights ``net`` holds after training: early stopping's best, or the last."""
+    for _, callback in net.callbacks_:
+        if isinstance(callback, EarlyStopping) and callback.best_epoch_:
+            return int(callback.best_epoch_)
+    return int(net.history[-1, "epoch"])

@@ -25,8 +25,7 @@ it with a message naming both.
 ``params`` are ``get_params(deep=False)``; a value that is a tuple, a path or
 an estimator (a ``MetaEmbeddingTransformer`` source) is stored as a one-key
 dict ``{"tuple": [...]}``, ``{"path": "..."}`` or ``{"estimator": {"class":
-..., "params": ...}}``; ``callbacks`` and ``epoch_callback`` (code) are
-stored as ``None``. ``state``
+..., "params": ...}}``; ``callbacks`` (code) are stored as ``None``. ``state``
 is what the estimator's ``_export_state`` returns; numeric numpy arrays in it
 are stored as tensors and come back as tensors to its ``_import_state``
 (``np.asarray`` reads them without a copy).
@@ -59,7 +58,7 @@ _ZIP_MAGIC = b"PK\x03\x04"
 _ESTIMATORS = {}
 _SCALARS = (type(None), bool, int, float, str)
 # Parameters that hold code: stored as None (documented with the parameter).
-_NOT_STORED = {"callbacks", "epoch_callback"}
+_NOT_STORED = {"callbacks"}
 
 
 def register(cls):
