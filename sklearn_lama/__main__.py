@@ -1,3 +1,3 @@
-from ._demo import main
+from ._main import main
 
 main()
