@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sklearn_lama import Word2VecVectorizer, load_weights, save_weights
+from sklearn_lama._main._files import read_labelled_file
 from sklearn_lama.datasets import load_gettext
 from sklearn_lama.datasets._gettext import read_mo, read_po
 from sklearn_lama.text import _vector_files
@@ -573,3 +574,29 @@ def test_weights_paths_that_never_end_are_refused(tmp_path):
     for path in (tmp_path / "fifo.pt", "/dev/zero", tmp_path):
         result = outcome(load_weights, path)
         assert isinstance(result, ValueError), result
+
+
+# The main job's labelled files (``python -m sklearn_lama --data``): CSV and JSON Lines.
+LABELLED_CSV = b'text,label\n"a ""quoted"", text",pos\nplain text,neg\n"two\nlines",pos\n'
+LABELLED_JSONL = b'{"text": "a text", "label": "pos"}\n{"text": "more", "label": "neg"}\n'
+
+
+@pytest.mark.parametrize("name, content", [("d.csv", LABELLED_CSV), ("d.jsonl", LABELLED_JSONL)])
+def test_labelled_files_end_at_every_truncation(tmp_path, name, content):
+    for suffix, compress in (("", bytes), (".gz", gzip.compress)):
+        for part in truncations(content):
+            path = _write(tmp_path, name + suffix, compress(part))
+            result = outcome(read_labelled_file, path)
+            if not isinstance(result, ValueError):
+                texts, labels = result
+                assert len(texts) == len(labels) >= 2
+
+
+@BOUNDED
+@given(
+    st.one_of(mutated(LABELLED_CSV), mutated(LABELLED_JSONL), st.binary(max_size=200)),
+    st.sampled_from(["d.csv", "d.jsonl", "d.csv.gz"]),
+)
+def test_mutated_labelled_files_end(tmp_path_factory, content, name):
+    path = _write(tmp_path_factory.mktemp("l"), name, content)
+    outcome(read_labelled_file, path)

@@ -4,6 +4,7 @@ import csv
 import gzip
 import json
 import os
+import zlib
 
 __all__ = ["read_labelled_file"]
 
@@ -122,7 +123,7 @@ def read_labelled_file(path, text_column="text", label_column="label"):
         raise ValueError(
             f"{where} is not UTF-8 text ({exc.reason} at byte {exc.start})."
         ) from None
-    except (OSError, EOFError, csv.Error) as exc:
+    except (OSError, EOFError, zlib.error, csv.Error) as exc:
         raise ValueError(f"{where} cannot be read ({exc}).") from None
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
