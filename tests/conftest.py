@@ -57,9 +57,9 @@ def batch_shapes(monkeypatch):
     gather = SequenceBatches.__getitems__
 
     def recording(self, index):
-        batch, target = gather(self, index)
-        shapes.append(tuple(batch["ids"].shape))
-        return batch, target
+        inputs = gather(self, index)
+        shapes.append(tuple(inputs["ids"].shape))
+        return inputs
 
     monkeypatch.setattr(SequenceBatches, "__getitems__", recording)
     return shapes

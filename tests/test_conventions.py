@@ -131,6 +131,26 @@ def test_every_parameter_is_documented(cls):
     assert "As in" not in cls.__doc__ and "%(" not in cls.__doc__
 
 
+@pytest.mark.parametrize("cls", [LAMAClassifier, FCSRClassifier, DuoClassifier])
+def test_parameters_are_declared_once_and_agree_with_the_signature(cls):
+    signature = inspect.signature(cls).parameters
+    assert set(signature) == set(cls._parameters)
+    for name, parameter in signature.items():
+        declared = cls._parameters[name].default
+        assert parameter.default == declared, name
+        assert type(parameter.default) is type(declared), name
+    assert cls._parameter_constraints == {
+        name: declared.constraints for name, declared in cls._parameters.items()
+    }
+    # The docstring documents each parameter from its declaration, in signature order.
+    documented = ClassDoc(cls)["Parameters"]
+    assert [entry.name for entry in documented] == list(signature)
+    for entry in documented:
+        declared = cls._parameters[entry.name]
+        assert entry.type.startswith(f"{declared.type}, default=")
+        assert " ".join(entry.desc).split() == inspect.cleandoc(declared.description).split()
+
+
 def _imports(path):
     """The package modules that the module at ``path`` imports at module level."""
     module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)

@@ -24,7 +24,7 @@ from sklearn_lama import (
     TokenSequences,
     Word2VecVectorizer,
 )
-from sklearn_lama.training._batching import MAX_BATCH_TOKENS, batch_ends
+from sklearn_lama.training._batching import MAX_BATCH_TOKENS, BatchBudget
 
 from .conftest import CLASSIFIERS, make_pipeline
 
@@ -116,12 +116,12 @@ def test_stream_of_a_million_documents(default_pipelines, method):
         assert result["extra_mib"] < STREAM_BOUNDS[method], result
 
 
-def test_batch_ends_keep_to_the_budget():
+def test_batches_keep_to_the_budget():
     rng = np.random.RandomState(0)
     lengths = np.concatenate([rng.randint(0, 3000, 500), [40_000, 0, 70_000]])
     rng.shuffle(lengths)
     for max_pairs in (None, 2**22):
-        ends = batch_ends(lengths, 256, max_tokens=2**15, max_pairs=max_pairs)
+        ends = BatchBudget(max_tokens=2**15, max_pairs=max_pairs).ends(lengths, 256)
         assert ends[-1] == len(lengths)
         for start, end in zip([0, *ends[:-1]], ends):
             size, longest = end - start, max(lengths[start:end].max(), 1)
@@ -175,6 +175,29 @@ def test_duo_self_attention_batches_keep_to_the_pair_budget(batch_shapes):
     assert len(batch_shapes) > 2
     for size, length in batch_shapes:
         assert size * length**2 <= max_pairs
+
+
+def test_padding_of_a_small_batch_keeps_to_the_pair_budget():
+    # Inference pads a small batch with copies of its last document: within
+    # the pair budget too, not only the token budget.
+    X = _long_sequences([40, 40, 40, 5, 5])
+    clf = DuoClassifier(
+        n_layers=1,
+        d_ff=16,
+        max_epochs=1,
+        early_stopping=False,
+        max_attention_bytes=2**16,
+        random_state=0,
+    ).fit(X, [0, 1, 0, 1, 0])
+    shapes = []
+    hook = clf.net_.module_.register_forward_pre_hook(
+        lambda module, args, kwargs: shapes.append(tuple(kwargs["ids"].shape)), with_kwargs=True
+    )
+    alone = clf.predict_proba(X[:1])
+    hook.remove()
+    max_pairs = 2**16 // (4 * clf.n_heads)
+    assert shapes == [(max_pairs // 40**2, 40)]
+    np.testing.assert_allclose(alone, clf.predict_proba(X)[:1], rtol=1e-5, atol=1e-6)
 
 
 def test_duo_self_attention_refuses_documents_too_long_for_memory():

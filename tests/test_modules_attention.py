@@ -3,7 +3,13 @@
 import pytest
 import torch
 
-from sklearn_lama.modules import DuoModule, FCSRModule, LAMAModule, SequenceNetwork
+from sklearn_lama.modules import (
+    DuoModule,
+    FCSRModule,
+    LAMAModule,
+    SequenceNetwork,
+    TableStreams,
+)
 
 V, D = 20, 6
 
@@ -17,7 +23,7 @@ def _network(core):
     if core == "fcsr":
         return SequenceNetwork(FCSRModule(D, 3), vocabulary_size=V, embedding_dim=D), 1
     tables = [torch.randn(V, D), torch.randn(V, D + 2)]
-    return SequenceNetwork(DuoModule((D, D + 2), 3), tables=tables, combine="tuple"), 2
+    return SequenceNetwork(DuoModule((D, D + 2), 3), tables=tables, combine=TableStreams()), 2
 
 
 @pytest.mark.parametrize("core", ["lama", "fcsr", "duo"])

@@ -5,7 +5,7 @@ import pytest
 import torch
 from skorch.dataset import ValidSplit
 
-from sklearn_lama.classification import _base as base_module
+from sklearn_lama.classification import _nb_features as nb_module
 from sklearn_lama.classification._nb_features import append_ratios, log_count_ratios, nb_columns
 from sklearn_lama.modules import SequenceNetwork
 from sklearn_lama.training._batching import SequenceBatches
@@ -94,13 +94,13 @@ def test_tables_grow_by_the_ratio_columns(kind, toy_corpus, nb_unigram_weight, e
 def test_ratios_leave_out_the_held_out_documents(toy_corpus, monkeypatch, counter, param):
     texts, labels = toy_corpus
     seen = {}
-    counted = getattr(base_module, counter)
+    counted = getattr(nb_module, counter)
 
     def spy(batches, docs, y, weights, *args, **kwargs):
         seen["docs"] = np.asarray(docs)
         return counted(batches, docs, y, weights, *args, **kwargs)
 
-    monkeypatch.setattr(base_module, counter, spy)
+    monkeypatch.setattr(nb_module, counter, spy)
     pipe = make_pipeline("fcsr", max_epochs=1, validation_fraction=0.25, **{param: 3.0})
     pipe.fit(texts, labels)
     n = len(texts)

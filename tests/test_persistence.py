@@ -587,6 +587,25 @@ def test_checkpoint_holds_the_best_epoch(toy_corpus, tmp_path, monkeypatch):
     assert other["clf"].checkpoint_path_ != clf.checkpoint_path_
 
 
+def test_checkpoint_name_leaves_out_where_a_fit_runs_or_reports(tmp_path):
+    settings = dict(max_epochs=1, early_stopping=False, checkpoint=tmp_path / "checkpoint.pt")
+    name = make_classifier("fcsr", **settings).fit(IDS, IDS_Y).checkpoint_path_
+    elsewhere = make_classifier("fcsr", **settings, verbose=1, torch_threads=2, callbacks=[])
+    assert elsewhere.fit(IDS, IDS_Y).checkpoint_path_ == name
+    assert make_classifier("fcsr", **settings, lr=0.02).fit(IDS, IDS_Y).checkpoint_path_ != name
+    # Declared with each parameter: the ones that do not identify a fit.
+    for cls, _, _ in CLASSIFIERS.values():
+        ignored = {param for param, p in cls._parameters.items() if not p.identifies_fit}
+        assert ignored == {
+            "callbacks",
+            "checkpoint",
+            "device",
+            "torch_threads",
+            "verbose",
+            "warm_start",
+        }
+
+
 def test_checkpoint_every_epoch_without_validation_then_resume(tmp_path, monkeypatch):
     writes = _count_writes(monkeypatch)
     path = tmp_path / "checkpoint.pt"

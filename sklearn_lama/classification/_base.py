@@ -1,13 +1,16 @@
 """The base class of the classifiers: parameters, ``fit`` and prediction.
 
-It orchestrates the parts that live in their own modules: reading ``X``
-(:mod:`._inputs`), training (:mod:`._training`) and inference
-(:mod:`._inference`). A concrete classifier declares its parameters and
-builds its torch core in ``_build_core``.
+A concrete classifier declares its parameters (:mod:`._parameters`) and
+builds its torch core in ``_build_core``; this class runs the rest. ``X``
+takes one path through the modules, in order: :mod:`._inputs` validates it
+and reads it through the adapter of its kind into batches
+(:mod:`..training._batching`), :mod:`..training._training` turns those into
+the training view and trains the net, :mod:`..training._inference` runs the
+fitted net over them.
 """
 
+import inspect
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 import torch
@@ -18,11 +21,10 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ..modules import PairFeatures, SequenceNetwork
+from ..modules import ConcatenateTables, SequenceNetwork
+from ..training._batching import BatchBudget
 from ..training._inference import run_sorted
 from ..training._training import (
-    OPTIMIZERS,
-    TRAINING_CONSTRAINTS,
     averaging_decay,
     build_callbacks,
     check_device,
@@ -36,16 +38,10 @@ from ..training._training import (
     training_state,
     training_view,
 )
-from ..utils._sklearn_compat import Interval, Options, StrOptions
 from ..utils._threads import resolve_threads, torch_threads
-from ._inputs import check_input, restore_adapter
-from ._nb_features import (
-    append_ratios,
-    bigram_log_count_ratios,
-    log_count_ratios,
-    nb_columns,
-    ratio_scales,
-)
+from ._docstrings import classifier_docstring
+from ._inputs import read_input, restore_adapter
+from ._nb_features import NaiveBayesColumns
 
 __all__ = ["BaseSequenceClassifier"]
 
@@ -64,96 +60,52 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
     - 3-D float array ``(n, T, d)``: pre-computed token vectors.
     """
 
-    # "concat" hands the core one tensor of all tables' vectors, "tuple" one per table.
-    _combine = "concat"
+    # name -> Param: every parameter of the classifier, declared once (see ._parameters).
+    _parameters = {}
 
-    _common_constraints = {
-        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
-        "freeze_embeddings": ["boolean"],
-        "embedding_dropout": [Interval(Real, 0, 1, closed="left")],
-        "nb_unigram_weight": [Interval(Real, 0, None, closed="left")],
-        "nb_bigram_weight": [Interval(Real, 0, None, closed="left")],
-        # One fold would leave no document to count for the training rows.
-        "nb_folds": [Interval(Integral, 2, None, closed="left"), Options(Integral, {0})],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "optimizer": [StrOptions(set(OPTIMIZERS))],
-        "momentum": [Interval(Real, 0, 1, closed="left")],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "ema_horizon": [Interval(Real, 0, None, closed="left")],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "inference_batch_size": [Interval(Integral, 1, None, closed="left")],
-        **TRAINING_CONSTRAINTS,
-    }
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        names = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
+        undeclared = sorted(set(names) ^ set(cls._parameters))
+        if undeclared:
+            raise TypeError(
+                f"{cls.__name__}: the parameters of __init__ and the declarations in "
+                f"_parameters differ in {undeclared}."
+            )
+        # scikit-learn's constraints and the docstring's Parameters section
+        # come from the declarations, in the order of the signature.
+        cls._parameter_constraints = {
+            name: param.constraints for name, param in cls._parameters.items()
+        }
+        cls.__doc__ = classifier_docstring(cls.__doc__, cls._parameters, names)
 
-    def __init__(
-        self,
-        *,
-        embedding_dim,
-        freeze_embeddings,
-        embedding_dropout,
-        nb_unigram_weight,
-        nb_bigram_weight,
-        nb_folds,
-        max_epochs,
-        batch_size,
-        optimizer,
-        lr,
-        momentum,
-        weight_decay,
-        early_stopping,
-        validation_fraction,
-        patience,
-        ema_horizon,
-        class_weight,
-        callbacks,
-        warm_start,
-        checkpoint,
-        device,
-        precision,
-        torch_threads,
-        max_batch_tokens,
-        inference_batch_size,
-        verbose,
-        random_state,
-    ):
-        self.embedding_dim = embedding_dim
-        self.freeze_embeddings = freeze_embeddings
-        self.embedding_dropout = embedding_dropout
-        self.nb_unigram_weight = nb_unigram_weight
-        self.nb_bigram_weight = nb_bigram_weight
-        self.nb_folds = nb_folds
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.optimizer = optimizer
-        self.lr = lr
-        self.momentum = momentum
-        self.weight_decay = weight_decay
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.patience = patience
-        self.ema_horizon = ema_horizon
-        self.class_weight = class_weight
-        self.callbacks = callbacks
-        self.warm_start = warm_start
-        self.checkpoint = checkpoint
-        self.device = device
-        self.precision = precision
-        self.torch_threads = torch_threads
-        self.max_batch_tokens = max_batch_tokens
-        self.inference_batch_size = inference_batch_size
-        self.verbose = verbose
-        self.random_state = random_state
+    def _keep_arguments(self, arguments):
+        """Store every ``__init__`` argument unchanged, as the attribute of its name.
+
+        scikit-learn's convention; ``arguments`` are the ``locals()`` of a
+        subclass's ``__init__``, whose signature lists the parameters.
+        """
+        for name in self._get_param_names():
+            setattr(self, name, arguments[name])
 
     # -------------------------------------------------------------- hooks
     def _build_core(self, input_size, n_classes):
         """The torch module that maps embedded tokens and their mask to logits."""
         raise NotImplementedError
 
+    def _combination(self):
+        """How the tables' vectors reach the core: one tensor (:class:`ConcatenateTables`)."""
+        return ConcatenateTables()
+
     def _check_params(self):
         """Checks across parameters that the constraints cannot express."""
 
-    def _check_batches(self, batches):
-        """Adapt batching to the model (e.g. a budget of token pairs) or refuse ``X``."""
+    def _batch_budget(self):
+        """The :class:`BatchBudget` that every batch keeps to: ``max_batch_tokens``."""
+        return BatchBudget(self.max_batch_tokens)
+
+    def _check_batches(self, batches, budget):
+        """Refuse ``X`` that the model cannot batch within ``budget``."""
 
     def _extra_callbacks(self):
         """Callbacks a subclass adds to the net (e.g. a learning-rate schedule)."""
@@ -164,63 +116,30 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     # -------------------------------------------------------------- input
-    def _check_input(self, X, y=None, reset=False):
-        adapter, batches, y, tables = check_input(self, X, y, reset=reset)
-        self._check_batches(batches)
-        return adapter, batches, y, tables
+    def _read(self, X, y=None, reset=False):
+        """``(adapter, batches, y, budget)``: ``X`` read by its adapter, and the batch budget."""
+        adapter, batches, y = read_input(self, X, y, reset=reset)
+        budget = self._batch_budget()
+        self._check_batches(batches, budget)
+        return adapter, batches, y, budget
 
-    def _nb_columns(self, adapter, n_classes, weight):
-        """Naive Bayes columns of weight ``weight`` (0 without tables or when off)."""
-        if weight == 0 or adapter.kind != "sequences":
-            return 0
-        return nb_columns(n_classes)
+    def _build_network(self, n_classes, counted=None):
+        """The network over the input adapter's lookup.
 
-    def _build_network(self, adapter, tables, n_classes, ratios=None, pairs=None):
-        """The network; ``tables=None`` rebuilds one to receive trained weights.
-
-        ``ratios`` are the tokens' log-count ratios and ``pairs`` the
-        ``(keys, ratios)`` of the token pairs, when ``nb_unigram_weight`` and
-        ``nb_bigram_weight`` ask for them.
+        ``counted`` are the training rows (a :class:`TrainingView`) whose
+        batches carry the embedding tables and which the Naive Bayes ratios
+        count; ``None`` rebuilds a network to receive trained weights.
         """
-        extra = self._nb_columns(adapter, n_classes, self.nb_unigram_weight)
-        pair_columns = self._nb_columns(adapter, n_classes, self.nb_bigram_weight)
-        rebuilt = tables is None
-        if rebuilt and adapter.kind == "sequences":
-            # Only the shapes matter: the trained weights replace these.
-            tables = [
-                np.zeros((adapter.vocabulary_size, d), np.float32) for d in adapter.embedding_dims
-            ]
-        pair_kwargs = {}
-        if pair_columns:
-            keys, values = (
-                (np.zeros(0, np.int64), np.zeros((0, pair_columns), np.float32))
-                if rebuilt
-                else pairs
-            )
-            pair_kwargs = {
-                "pair_features": PairFeatures(
-                    torch.from_numpy(keys),
-                    torch.from_numpy(values),
-                    adapter.vocabulary_size,
-                    folds=self.nb_folds,
-                ),
-                "pair_scales": torch.from_numpy(
-                    ratio_scales(tables, self.nb_bigram_weight, pair_columns)
-                ),
-            }
-        if extra:
-            if rebuilt:
-                ratios = np.zeros((adapter.vocabulary_size, extra), np.float32)
-            tables = append_ratios(tables, ratios, self.nb_unigram_weight)
-        lookup, sizes = adapter.lookup(tables, self.embedding_dim)
-        sizes = tuple(size + pair_columns for size in sizes)
-        input_size = sizes if self._combine == "tuple" else sum(sizes)
+        naive_bayes = NaiveBayesColumns(
+            self.nb_unigram_weight, self.nb_bigram_weight, self.nb_folds, n_classes
+        )
+        lookup, sizes = self.input_adapter_.lookup(self.embedding_dim, naive_bayes, counted)
+        combination = self._combination()
         return SequenceNetwork(
-            self._build_core(input_size, n_classes),
+            self._build_core(combination.input_size(sizes), n_classes),
             freeze=self.freeze_embeddings,
-            combine=self._combine,
+            combine=combination,
             embedding_dropout=self.embedding_dropout,
-            **pair_kwargs,
             **lookup,
         )
 
@@ -303,7 +222,9 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
                 "classes must be passed on the first call to partial_fit: every "
                 "label the estimator will see, e.g. classes=np.unique(y_all)."
             )
-        adapter, batches, y, tables = self._check_input(X, y, reset=not resume)
+        # X's path: validated and read through its adapter into batches, then
+        # the training view, then the network over the adapter's lookup.
+        adapter, batches, y, budget = self._read(X, y, reset=not resume)
         check_classification_targets(y)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(
@@ -348,13 +269,12 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
             torch.manual_seed(seed + (len(previous["history"]) if resume else 0))
             if resume:
                 # Only the shapes matter: the trained weights are restored below.
-                network = self._build_network(self.input_adapter_, None, len(self.classes_))
+                network = self._build_network(len(self.classes_))
             else:
-                ratios, pairs = self._ratios(batches, view, split)
-                network = self._build_network(
-                    self.input_adapter_, tables, len(self.classes_), ratios, pairs
-                )
-            net = make_net(self, network, split, callbacks, device)
+                # The ratios count the rows trained on, the held-out ones left out.
+                counted = view if split is None else view.subset(split.train_rows)
+                network = self._build_network(len(self.classes_), counted)
+            net = make_net(self, network, split, callbacks, device, budget)
             net.initialize()
             if resume:
                 restore_training_state(self, net, previous)
@@ -365,24 +285,6 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         if net.interrupted_:
             self._warn_interrupted(split, epochs)
         return self
-
-    def _ratios(self, batches, view, split):
-        """The log-count ratios of the tokens and of the token pairs (each None when off).
-
-        Both count the rows trained on, the held-out ones left out.
-        """
-        n_classes = len(self.classes_)
-        adapter = self.input_adapter_
-        rows = np.arange(len(view)) if split is None else split.train_rows
-        training = (view.index[rows], view.y[rows], view.weights[rows])
-        ratios = pairs = None
-        if self._nb_columns(adapter, n_classes, self.nb_unigram_weight):
-            ratios = log_count_ratios(batches, *training, adapter.vocabulary_size, n_classes)
-        if self._nb_columns(adapter, n_classes, self.nb_bigram_weight):
-            pairs = bigram_log_count_ratios(
-                batches, *training, adapter.vocabulary_size, n_classes, folds=self.nb_folds
-            )
-        return ratios, pairs
 
     def _warn_interrupted(self, split, epochs):
         kept = (
@@ -460,8 +362,8 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         self.checkpoint_path_ = state["checkpoint_path"]
         if "n_features_in" in state:
             self.n_features_in_ = state["n_features_in"]
-        network = self._build_network(self.input_adapter_, None, len(self.classes_))
-        net = make_net(self, network, None, [], loading_device(self))
+        network = self._build_network(len(self.classes_))
+        net = make_net(self, network, None, [], loading_device(self), self._batch_budget())
         net.initialize()
         restore_training_state(self, net, state)
         self.net_ = net
@@ -476,13 +378,9 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         with torch_threads(resolve_threads(self.torch_threads)):
-            _, batches, _, _ = self._check_input(X)
+            _, batches, _, budget = self._read(X)
             pairs = run_sorted(
-                self.net_,
-                batches,
-                compute,
-                batch_size=self.inference_batch_size,
-                max_tokens=self.max_batch_tokens,
+                self.net_, batches, compute, budget, batch_size=self.inference_batch_size
             )
             return collect(batches, pairs)
 

@@ -3,13 +3,14 @@
 import math
 from numbers import Integral, Real
 
-from ..modules import DuoModule
-from ..training._batching import MAX_BATCH_TOKENS
+from ..modules import DuoModule, TableStreams
+from ..training._batching import MAX_BATCH_TOKENS, BatchBudget
 from ..training._training import INFERENCE_BATCH
+from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._docstrings import classifier_docstring
+from ._parameters import shared_parameters
 
 __all__ = ["DuoClassifier"]
 
@@ -20,7 +21,6 @@ _ATTENTION_BYTES = 2**28
 
 
 @register
-@classifier_docstring(nb_unigram_weight="3.0", nb_bigram_weight="1.0", nb_folds="0")
 class DuoClassifier(BaseSequenceClassifier):
     """Meta-embedding classifier: two embeddings of the same words attend to each other.
 
@@ -42,59 +42,7 @@ class DuoClassifier(BaseSequenceClassifier):
 
     Parameters
     ----------
-    d_ff : int, default=600
-        Width of the fusion layer ``W^O`` (and of the encoder feed-forwards).
-    n_layers : int, default=0
-        Duo Transformer encoder layers before the head. Their self-attention
-        needs memory that grows with the square of the document length:
-        batches are cut so that one attention tensor (documents x ``n_heads``
-        x T x T float32) stays within ``max_attention_bytes`` (256 MiB), and
-        a document too long for that on its own (over 4096 tokens at
-        ``n_heads=4``) raises a
-        ``ValueError`` in ``fit`` and ``predict`` rather than exhausting
-        memory; cut documents with ``Word2VecVectorizer(max_len=...)``. With
-        ``n_layers=0`` memory is linear in the length.
-    n_heads : int, default=4
-        Heads of each encoder layer, whose attention width is the smallest
-        multiple of ``n_heads`` at least as wide as the wider embedding. Unused
-        when ``n_layers=0``.
-    attention_softmax : bool, default=True
-        Normalise the Eq. 1-2 scores with a softmax (the paper drops it).
-    bias : bool, default=True
-        Biases in the fusion and output layers (the paper has none).
-    dropout : float, default=0.1
-        Dropout on the fused vector and inside the encoder layers.
-    positions : {"concat", "add"} or None, default="concat"
-        Sinusoidal position encoding given to both embeddings before the
-        encoder layers and the Eq. 1-3 head: ``"concat"`` appends a
-        ``position_dim``-wide encoding, ``"add"`` adds one of the embedding's
-        width as the Transformer does, ``None`` is the paper's order-blind
-        classifier. Without positions the model cannot tell the columns of a
-        plain 2-D float array apart (see
-        :class:`~sklearn_lama.modules.DuoModule`).
-    position_dim : int, default=4
-        Width of the ``"concat"`` position encoding.
-    max_attention_bytes : int, default=2**28
-        Budget (256 MiB) of one attention tensor of an encoder layer
-        (documents x ``n_heads`` x T x T float32) in a batch, when
-        ``n_layers >= 1``: batches hold fewer documents to keep within it, and
-        a document too long for it alone is refused. A layer holds several
-        such tensors at once (the reliability page gives the peak memory);
-        raise it on a GPU with memory to spare.
-    optimizer : {"sgd", "adam"}, default="adam"
-        ``"sgd"`` uses ``momentum``; the paper uses Adam.
-    lr : float, default=1e-3
-        Learning rate.
-    weight_decay : float, default=0.0
-        L2 penalty applied by the optimiser.
-    embedding_dropout : float, default=0.5
-        Dropout on each embedding stream's token vectors while training (the
-        paper has none: 0); fine-tuned vectors otherwise fit a small training
-        set within a few epochs.
-    %(nb_unigram_weight)s
-    %(nb_bigram_weight)s
-    %(nb_folds)s
-    %(training_parameters)s
+    %(parameters)s
 
     Attributes
     ----------
@@ -123,19 +71,93 @@ class DuoClassifier(BaseSequenceClassifier):
     ['pos', 'neg']
     """
 
-    _combine = "tuple"
-
-    _parameter_constraints = {
-        **BaseSequenceClassifier._common_constraints,
-        "d_ff": [Interval(Integral, 1, None, closed="left")],
-        "n_layers": [Interval(Integral, 0, None, closed="left")],
-        "n_heads": [Interval(Integral, 1, None, closed="left")],
-        "attention_softmax": ["boolean"],
-        "bias": ["boolean"],
-        "dropout": [Interval(Real, 0, 1, closed="left")],
-        "positions": [StrOptions({"concat", "add"}), None],
-        "position_dim": [Interval(Integral, 1, None, closed="left")],
-        "max_attention_bytes": [Interval(Integral, 1, None, closed="left")],
+    _parameters = {
+        "d_ff": Param(
+            "int",
+            600,
+            [Interval(Integral, 1, None, closed="left")],
+            "Width of the fusion layer ``W^O`` (and of the encoder feed-forwards).",
+        ),
+        "n_layers": Param(
+            "int",
+            0,
+            [Interval(Integral, 0, None, closed="left")],
+            """Duo Transformer encoder layers before the head. Their self-attention
+            needs memory that grows with the square of the document length:
+            batches are cut so that one attention tensor (documents x ``n_heads``
+            x T x T float32) stays within ``max_attention_bytes`` (256 MiB), and
+            a document too long for that on its own (over 4096 tokens at
+            ``n_heads=4``) raises a
+            ``ValueError`` in ``fit`` and ``predict`` rather than exhausting
+            memory; cut documents with ``Word2VecVectorizer(max_len=...)``. With
+            ``n_layers=0`` memory is linear in the length.""",
+        ),
+        "n_heads": Param(
+            "int",
+            4,
+            [Interval(Integral, 1, None, closed="left")],
+            """Heads of each encoder layer, whose attention width is the smallest
+            multiple of ``n_heads`` at least as wide as the wider embedding. Unused
+            when ``n_layers=0``.""",
+        ),
+        "attention_softmax": Param(
+            "bool",
+            True,
+            ["boolean"],
+            "Normalise the Eq. 1-2 scores with a softmax (the paper drops it).",
+        ),
+        "bias": Param(
+            "bool",
+            True,
+            ["boolean"],
+            "Biases in the fusion and output layers (the paper has none).",
+        ),
+        "dropout": Param(
+            "float",
+            0.1,
+            [Interval(Real, 0, 1, closed="left")],
+            "Dropout on the fused vector and inside the encoder layers.",
+        ),
+        "positions": Param(
+            '{"concat", "add"} or None',
+            "concat",
+            [StrOptions({"concat", "add"}), None],
+            """Sinusoidal position encoding given to both embeddings before the
+            encoder layers and the Eq. 1-3 head: ``"concat"`` appends a
+            ``position_dim``-wide encoding, ``"add"`` adds one of the embedding's
+            width as the Transformer does, ``None`` is the paper's order-blind
+            classifier. Without positions the model cannot tell the columns of a
+            plain 2-D float array apart (see
+            :class:`~sklearn_lama.modules.DuoModule`).""",
+        ),
+        "position_dim": Param(
+            "int",
+            4,
+            [Interval(Integral, 1, None, closed="left")],
+            'Width of the ``"concat"`` position encoding.',
+        ),
+        "max_attention_bytes": Param(
+            "int",
+            _ATTENTION_BYTES,
+            [Interval(Integral, 1, None, closed="left")],
+            """Budget (256 MiB) of one attention tensor of an encoder layer
+            (documents x ``n_heads`` x T x T float32) in a batch, when
+            ``n_layers >= 1``: batches hold fewer documents to keep within it, and
+            a document too long for it alone is refused. A layer holds several
+            such tensors at once (the reliability page gives the peak memory);
+            raise it on a GPU with memory to spare.""",
+        ),
+        **shared_parameters(
+            optimizer={"description": '``"sgd"`` uses ``momentum``; the paper uses Adam.'},
+            embedding_dropout={
+                "default": 0.5,
+                "description": """Dropout on each embedding stream's token vectors
+                while training (the paper has none: 0); fine-tuned vectors otherwise
+                fit a small training set within a few epochs.""",
+            },
+            nb_unigram_weight={"default": 3.0},
+            nb_bigram_weight={"default": 1.0},
+        ),
     }
 
     def __init__(
@@ -178,52 +200,24 @@ class DuoClassifier(BaseSequenceClassifier):
         verbose=0,
         random_state=None,
     ):
-        self.d_ff = d_ff
-        self.n_layers = n_layers
-        self.n_heads = n_heads
-        self.attention_softmax = attention_softmax
-        self.bias = bias
-        self.dropout = dropout
-        self.positions = positions
-        self.position_dim = position_dim
-        self.max_attention_bytes = max_attention_bytes
-        super().__init__(
-            embedding_dim=embedding_dim,
-            freeze_embeddings=freeze_embeddings,
-            embedding_dropout=embedding_dropout,
-            nb_unigram_weight=nb_unigram_weight,
-            nb_bigram_weight=nb_bigram_weight,
-            nb_folds=nb_folds,
-            max_epochs=max_epochs,
-            batch_size=batch_size,
-            optimizer=optimizer,
-            lr=lr,
-            momentum=momentum,
-            weight_decay=weight_decay,
-            early_stopping=early_stopping,
-            validation_fraction=validation_fraction,
-            patience=patience,
-            ema_horizon=ema_horizon,
-            class_weight=class_weight,
-            callbacks=callbacks,
-            warm_start=warm_start,
-            checkpoint=checkpoint,
-            device=device,
-            precision=precision,
-            torch_threads=torch_threads,
-            max_batch_tokens=max_batch_tokens,
-            inference_batch_size=inference_batch_size,
-            verbose=verbose,
-            random_state=random_state,
-        )
+        self._keep_arguments(locals())
 
-    def _check_batches(self, batches):
-        if not self.n_layers:
+    def _combination(self):
+        # The two attention roles read the tables as separate streams.
+        return TableStreams()
+
+    def _batch_budget(self):
+        # With encoder layers, one attention tensor per layer (n_heads float32
+        # scores per token pair) must keep within max_attention_bytes.
+        max_pairs = self.max_attention_bytes // (4 * self.n_heads) if self.n_layers else None
+        return BatchBudget(self.max_batch_tokens, max_pairs)
+
+    def _check_batches(self, batches, budget):
+        if budget.max_pairs is None:
             return
-        batches.max_pairs = self.max_attention_bytes // (4 * self.n_heads)
         longest = int(batches.lengths.max(initial=0))
-        if longest**2 > batches.max_pairs:
-            limit = math.isqrt(batches.max_pairs)
+        if longest**2 > budget.max_pairs:
+            limit = math.isqrt(budget.max_pairs)
             raise ValueError(
                 f"X holds a document of {longest} tokens, too long for DuoClassifier with "
                 f"n_layers={self.n_layers}: self-attention needs memory that grows with the "

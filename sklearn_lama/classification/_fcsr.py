@@ -9,16 +9,16 @@ from torch.optim.lr_scheduler import LambdaLR
 from ..modules import FCSRModule, fcsr_lr_lambda
 from ..training._batching import MAX_BATCH_TOKENS
 from ..training._training import INFERENCE_BATCH
+from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._docstrings import classifier_docstring
+from ._parameters import shared_parameters
 
 __all__ = ["FCSRClassifier"]
 
 
 @register
-@classifier_docstring(nb_unigram_weight="0.0", nb_bigram_weight="3.0", nb_folds="10")
 class FCSRClassifier(BaseSequenceClassifier):
     """Full-context semantic representation (FCSR) text classifier.
 
@@ -37,40 +37,7 @@ class FCSRClassifier(BaseSequenceClassifier):
 
     Parameters
     ----------
-    alpha : float, default=0.2
-        FOFE forgetting factor, in [0, 1).
-    learn_alpha : bool, default=False
-        Learn ``alpha`` (starting from ``alpha``, which must then be > 0).
-    hidden_size : int, default=None
-        Width ``n`` of the cell. ``None`` uses the embedding size as the paper
-        does; an int adds a linear projection of the embeddings first.
-    pooling : {"attention", "mean"}, default="attention"
-        ``"attention"`` is the paper's feature attention (Eq. 9); ``"mean"``
-        averages ``R_t`` over the document's tokens.
-    dropout : float, default=0.3
-        Dropout before the output layer.
-    lr_schedule : {None, "paper"}, default=None
-        ``"paper"`` multiplies the learning rate by Eq. 16's factor each epoch,
-        with ``epoch_max = max_epochs``: the paper's 40 is
-        ``max_epochs=40``; with the default 20 the decay is twice as fast.
-    context_window : int, default=None
-        Limited context window of the paper's §5.3 (Fig. 3): the FOFE left and
-        right contexts sum only the ``context_window`` nearest words on each
-        side. ``None`` (the paper's FCSR) uses the whole context.
-    optimizer : {"sgd", "adam"}, default="adam"
-        ``"sgd"`` uses ``momentum``; the paper uses Adam.
-    lr : float, default=0.01
-        Learning rate.
-    weight_decay : float, default=0.0
-        L2 penalty applied by the optimiser.
-    embedding_dropout : float, default=0.0
-        Dropout on the token vectors while training (the paper has none). It
-        did not help FCSR on the shipped corpora (see the results page), so
-        FCSR keeps none by default.
-    %(nb_unigram_weight)s
-    %(nb_bigram_weight)s
-    %(nb_folds)s
-    %(training_parameters)s
+    %(parameters)s
 
     Attributes
     ----------
@@ -96,15 +63,66 @@ class FCSRClassifier(BaseSequenceClassifier):
     ['pos', 'neg']
     """
 
-    _parameter_constraints = {
-        **BaseSequenceClassifier._common_constraints,
-        "alpha": [Interval(Real, 0, 1, closed="left")],
-        "learn_alpha": ["boolean"],
-        "hidden_size": [Interval(Integral, 1, None, closed="left"), None],
-        "pooling": [StrOptions({"attention", "mean"})],
-        "dropout": [Interval(Real, 0, 1, closed="left")],
-        "lr_schedule": [StrOptions({"paper"}), None],
-        "context_window": [Interval(Integral, 1, None, closed="left"), None],
+    _parameters = {
+        "alpha": Param(
+            "float",
+            0.2,
+            [Interval(Real, 0, 1, closed="left")],
+            "FOFE forgetting factor, in [0, 1).",
+        ),
+        "learn_alpha": Param(
+            "bool",
+            False,
+            ["boolean"],
+            "Learn ``alpha`` (starting from ``alpha``, which must then be > 0).",
+        ),
+        "hidden_size": Param(
+            "int or None",
+            None,
+            [Interval(Integral, 1, None, closed="left"), None],
+            """Width ``n`` of the cell. ``None`` uses the embedding size as the paper
+            does; an int adds a linear projection of the embeddings first.""",
+        ),
+        "pooling": Param(
+            '{"attention", "mean"}',
+            "attention",
+            [StrOptions({"attention", "mean"})],
+            """``"attention"`` is the paper's feature attention (Eq. 9); ``"mean"``
+            averages ``R_t`` over the document's tokens.""",
+        ),
+        "dropout": Param(
+            "float",
+            0.3,
+            [Interval(Real, 0, 1, closed="left")],
+            "Dropout before the output layer.",
+        ),
+        "lr_schedule": Param(
+            '{"paper"} or None',
+            None,
+            [StrOptions({"paper"}), None],
+            """``"paper"`` multiplies the learning rate by Eq. 16's factor each epoch,
+            with ``epoch_max = max_epochs``: the paper's 40 is
+            ``max_epochs=40``; with the default 20 the decay is twice as fast.""",
+        ),
+        "context_window": Param(
+            "int or None",
+            None,
+            [Interval(Integral, 1, None, closed="left"), None],
+            """Limited context window of the paper's §5.3 (Fig. 3): the FOFE left and
+            right contexts sum only the ``context_window`` nearest words on each
+            side. ``None`` (the paper's FCSR) uses the whole context.""",
+        ),
+        **shared_parameters(
+            optimizer={"description": '``"sgd"`` uses ``momentum``; the paper uses Adam.'},
+            lr={"default": 0.01},
+            embedding_dropout={
+                "description": """Dropout on the token vectors while training (the
+                paper has none). It did not help FCSR on the shipped corpora (see the
+                results page), so FCSR keeps none by default.""",
+            },
+            nb_bigram_weight={"default": 3.0},
+            nb_folds={"default": 10},
+        ),
     }
 
     def __init__(
@@ -145,42 +163,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         verbose=0,
         random_state=None,
     ):
-        self.alpha = alpha
-        self.learn_alpha = learn_alpha
-        self.hidden_size = hidden_size
-        self.pooling = pooling
-        self.dropout = dropout
-        self.lr_schedule = lr_schedule
-        self.context_window = context_window
-        super().__init__(
-            embedding_dim=embedding_dim,
-            freeze_embeddings=freeze_embeddings,
-            embedding_dropout=embedding_dropout,
-            nb_unigram_weight=nb_unigram_weight,
-            nb_bigram_weight=nb_bigram_weight,
-            nb_folds=nb_folds,
-            max_epochs=max_epochs,
-            batch_size=batch_size,
-            optimizer=optimizer,
-            lr=lr,
-            momentum=momentum,
-            weight_decay=weight_decay,
-            early_stopping=early_stopping,
-            validation_fraction=validation_fraction,
-            patience=patience,
-            ema_horizon=ema_horizon,
-            class_weight=class_weight,
-            callbacks=callbacks,
-            warm_start=warm_start,
-            checkpoint=checkpoint,
-            device=device,
-            precision=precision,
-            torch_threads=torch_threads,
-            max_batch_tokens=max_batch_tokens,
-            inference_batch_size=inference_batch_size,
-            verbose=verbose,
-            random_state=random_state,
-        )
+        self._keep_arguments(locals())
 
     def _check_params(self):
         if self.learn_alpha and self.alpha == 0:

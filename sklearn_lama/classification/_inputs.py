@@ -1,9 +1,12 @@
-"""How a classifier reads ``X``: one adapter per input kind, chosen once in ``fit``.
+"""How a classifier reads ``X``: one adapter class per input kind, chosen once in ``fit``.
 
-``fit`` looks at ``X`` and picks the adapter of its kind, which learns what
-later inputs must match (vocabulary, number of tokens, vector size); the
-estimator keeps it as ``input_adapter_``. Every later call validates ``X``
-through that same adapter, which also says how the network looks tokens up.
+:func:`read_input` validates ``X`` and finds its kind; ``fit`` learns the
+adapter of that kind from it (vocabulary, number of tokens, vector size) and
+the estimator keeps it as ``input_adapter_``. Every later call reads ``X``
+through that same adapter, which refuses input of another kind or shape,
+turns ``X`` into :class:`~sklearn_lama.training._batching.SequenceBatches` and builds
+the network's lookup: the embedding tables with their Naive Bayes columns, a
+learned embedding, or nothing for inputs that are vectors already.
 """
 
 import numpy as np
@@ -13,7 +16,248 @@ from sklearn.utils.validation import validate_data
 from ..text._sequences import TokenSequences
 from ..training._batching import SequenceBatches
 
-__all__ = ["InputAdapter", "check_input", "restore_adapter"]
+__all__ = [
+    "InputAdapter",
+    "ScalarFeatureInput",
+    "TokenIdInput",
+    "TokenSequencesInput",
+    "VectorInput",
+    "read_input",
+    "restore_adapter",
+]
+
+
+class InputAdapter:
+    """What ``fit`` learned about its input; reads later inputs and builds the lookup.
+
+    The base class of the four input kinds, one subclass each:
+
+    - ``TokenSequencesInput``: :class:`~sklearn_lama.TokenSequences`, whose
+      embedding tables initialise the lookups (with the Naive Bayes columns
+      of ``nb_features`` and ``nb_bigrams``);
+    - ``TokenIdInput``: a 2-D integer array of token ids, 0 being padding,
+      looked up in an embedding learned from scratch;
+    - ``ScalarFeatureInput``: a 2-D float array, one scalar per step;
+    - ``VectorInput``: a 3-D float array of token vectors.
+
+    Attributes
+    ----------
+    description : str
+        The input kind, in words.
+    kind : str
+        The name under which :meth:`export` saves the adapter.
+    """
+
+    description = None
+    kind = None
+    # Constructor arguments, saved by export() and restored by restore_adapter().
+    _fields = ()
+
+    def __repr__(self):
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__name__}({fields})"
+
+    def export(self):
+        """Plain values that :func:`restore_adapter` turns back into this adapter."""
+        state = {"kind": self.kind}
+        for name in self._fields:
+            value = getattr(self, name)
+            state[name] = list(value) if isinstance(value, tuple) else value
+        return state
+
+    @classmethod
+    def learn(cls, X):
+        """The adapter of this kind for ``X``, validated, as ``fit`` sees it."""
+        raise NotImplementedError
+
+    def read(self, X, name):
+        """``X`` as :class:`~sklearn_lama.training._batching.SequenceBatches`, or a ValueError.
+
+        ``X`` is of this adapter's kind and must match what ``fit`` learned;
+        ``name`` is the estimator's, for the messages.
+        """
+        raise NotImplementedError
+
+    def lookup(self, embedding_dim, naive_bayes, counted=None):
+        """:class:`~sklearn_lama.modules.SequenceNetwork` keyword arguments and input widths.
+
+        Parameters
+        ----------
+        embedding_dim : int
+            Width of an embedding learned from scratch.
+        naive_bayes : NaiveBayesColumns
+            The Naive Bayes columns to append to embedding tables.
+        counted : TrainingView, default=None
+            The training rows, whose batches carry the embedding tables and
+            which the Naive Bayes ratios count; ``None`` when the network is
+            rebuilt to receive trained weights (only shapes matter then).
+
+        Returns
+        -------
+        lookup : dict
+            Keyword arguments of ``SequenceNetwork``.
+        sizes : tuple of int
+            Width of the vectors of each table that reach the core.
+        """
+        raise NotImplementedError
+
+
+class TokenSequencesInput(InputAdapter):
+    """:class:`~sklearn_lama.TokenSequences` over one vocabulary.
+
+    Parameters
+    ----------
+    vocabulary_id : str
+        Fingerprint of the vocabulary.
+    vocabulary_size : int
+        Rows of the embedding tables.
+    embedding_dims : tuple of int
+        Width of each embedding table.
+    """
+
+    description = "TokenSequences"
+    kind = "sequences"
+    _fields = ("vocabulary_id", "vocabulary_size", "embedding_dims")
+
+    def __init__(self, vocabulary_id, vocabulary_size, embedding_dims):
+        self.vocabulary_id = vocabulary_id
+        self.vocabulary_size = vocabulary_size
+        self.embedding_dims = tuple(embedding_dims)
+
+    @classmethod
+    def learn(cls, X):
+        return cls(X.vocabulary_id, X.vocabulary_size, tuple(t.shape[1] for t in X.tables))
+
+    def read(self, X, name):
+        if X.vocabulary_id != self.vocabulary_id:
+            raise ValueError(
+                "X was built over a different vocabulary than the one seen in fit "
+                f"(vocabulary fingerprint {X.vocabulary_id!r} != "
+                f"{self.vocabulary_id!r}); transform it with the vectorizer "
+                "fitted together with this classifier."
+            )
+        return SequenceBatches(ids=X.ids, offsets=X.offsets, tables=X.tables)
+
+    def lookup(self, embedding_dim, naive_bayes, counted=None):
+        if counted is None:
+            tables = [np.zeros((self.vocabulary_size, d), np.float32) for d in self.embedding_dims]
+        else:
+            tables = counted.batches.tables
+        tables, pairs, pair_width = naive_bayes.extend(tables, self.vocabulary_size, counted)
+        torch_tables = [torch.from_numpy(np.array(t, dtype=np.float32)) for t in tables]
+        sizes = tuple(t.shape[1] + pair_width for t in tables)
+        return {"tables": torch_tables, **pairs}, sizes
+
+
+class TokenIdInput(InputAdapter):
+    """A 2-D integer array of token ids, 0 being padding (dropped wherever it appears).
+
+    Parameters
+    ----------
+    vocabulary_size : int
+        Rows of the learned embedding: above every id seen in ``fit``.
+    """
+
+    description = "a 2-D integer array of token ids"
+    kind = "ids"
+    _fields = ("vocabulary_size",)
+
+    def __init__(self, vocabulary_size):
+        self.vocabulary_size = vocabulary_size
+
+    @classmethod
+    def learn(cls, X):
+        return cls(max(int(_checked_ids(X).max(initial=0)) + 1, 2))
+
+    def read(self, X, name):
+        top = int(_checked_ids(X).max(initial=0))
+        if top >= self.vocabulary_size:
+            raise ValueError(
+                f"X holds token id {top}, but the ids seen in fit were below "
+                f"{self.vocabulary_size}."
+            )
+        real = X != 0
+        offsets = np.zeros(len(X) + 1, dtype=np.int64)
+        np.cumsum(real.sum(1), out=offsets[1:])
+        return SequenceBatches(ids=X[real].astype(np.int32), offsets=offsets)
+
+    def lookup(self, embedding_dim, naive_bayes, counted=None):
+        lookup = {"vocabulary_size": self.vocabulary_size, "embedding_dim": embedding_dim}
+        return lookup, (embedding_dim,)
+
+
+def _checked_ids(X):
+    if X.size and X.min() < 0:
+        raise ValueError("X holds negative token ids; ids must be >= 0 (0 is padding).")
+    return X
+
+
+class VectorInput(InputAdapter):
+    """A 3-D float array ``(n, T, d)`` of token vectors.
+
+    Parameters
+    ----------
+    embedding_dims : tuple of int
+        ``(d,)``: the width of the vectors.
+    """
+
+    description = "a 3-D float array"
+    kind = "dense"
+    _fields = ("embedding_dims",)
+
+    def __init__(self, embedding_dims):
+        self.embedding_dims = tuple(embedding_dims)
+
+    @classmethod
+    def _vectors(cls, X):
+        return X.astype(np.float32, copy=False)
+
+    @classmethod
+    def learn(cls, X):
+        return cls((cls._vectors(X).shape[2],))
+
+    def read(self, X, name):
+        dense = self._vectors(X)
+        if dense.shape[2] != self.embedding_dims[0]:
+            raise ValueError(
+                f"X has {dense.shape[2]} values per token, but {name} was fitted with "
+                f"{self.embedding_dims[0]}."
+            )
+        return SequenceBatches(dense=dense)
+
+    def lookup(self, embedding_dim, naive_bayes, counted=None):
+        return {}, self.embedding_dims
+
+
+class ScalarFeatureInput(VectorInput):
+    """A 2-D float array ``(n, T)``: a sequence of ``T`` scalar features, vectors of width 1."""
+
+    description = "a 2-D float array"
+    kind = "features"
+    _fields = ()
+
+    def __init__(self):
+        super().__init__((1,))
+
+    @classmethod
+    def _vectors(cls, X):
+        return super()._vectors(X)[:, :, None]
+
+    @classmethod
+    def learn(cls, X):
+        return cls()
+
+
+_KINDS = {
+    kind.kind: kind
+    for kind in (TokenSequencesInput, TokenIdInput, ScalarFeatureInput, VectorInput)
+}
+
+
+def restore_adapter(state):
+    """The adapter that :meth:`InputAdapter.export` described."""
+    kind = _KINDS[state["kind"]]
+    return kind(**{name: state[name] for name in kind._fields})
 
 
 def _looks_like_text(X):
@@ -27,89 +271,17 @@ def _looks_like_text(X):
     return False
 
 
-class InputAdapter:
-    """What ``fit`` learned about its input kind; validates and batches later inputs.
+def read_input(estimator, X, y=None, reset=False):
+    """Validate ``X`` (and ``y``) for ``estimator``; return ``(adapter, batches, y)``.
 
-    Attributes
-    ----------
-    kind : {"sequences", "ids", "features", "dense"}
-        :class:`~sklearn_lama.TokenSequences`, a 2-D integer array of token
-        ids, a 2-D float array (one scalar per step) or a 3-D float array of
-        token vectors.
-    vocabulary_id : str or None
-        Fingerprint of the vocabulary (``"sequences"`` only).
-    vocabulary_size : int or None
-        Rows of the embedding tables (``"sequences"``, ``"ids"``).
-    embedding_dims : tuple of int or None
-        Width of each embedding table or of the token vectors.
-    """
-
-    kinds = {
-        "sequences": "TokenSequences",
-        "ids": "a 2-D integer array of token ids",
-        "features": "a 2-D float array",
-        "dense": "a 3-D float array",
-    }
-
-    def __init__(self, kind, vocabulary_id=None, vocabulary_size=None, embedding_dims=None):
-        if kind not in self.kinds:
-            raise ValueError(f"unknown input kind {kind!r}")
-        self.kind = kind
-        self.vocabulary_id = vocabulary_id
-        self.vocabulary_size = vocabulary_size
-        self.embedding_dims = None if embedding_dims is None else tuple(embedding_dims)
-
-    def __repr__(self):
-        fields = ", ".join(
-            f"{name}={value!r}" for name, value in self.export().items() if value is not None
-        )
-        return f"InputAdapter({fields})"
-
-    @property
-    def description(self):
-        return self.kinds[self.kind]
-
-    def export(self):
-        """Plain values that :func:`restore_adapter` turns back into this adapter."""
-        return {
-            "kind": self.kind,
-            "vocabulary_id": self.vocabulary_id,
-            "vocabulary_size": self.vocabulary_size,
-            "embedding_dims": None if self.embedding_dims is None else list(self.embedding_dims),
-        }
-
-    def lookup(self, tables, embedding_dim):
-        """``SequenceNetwork`` keyword arguments and the sizes of the core's inputs.
-
-        ``tables`` are the embedding tables of a ``"sequences"`` input (those
-        of the training data, or placeholders of their shapes when the
-        network is rebuilt to receive trained weights); other kinds ignore
-        them.
-        """
-        if self.kind == "sequences":
-            torch_tables = [torch.from_numpy(np.array(t, dtype=np.float32)) for t in tables]
-            return {"tables": torch_tables}, tuple(t.shape[1] for t in tables)
-        if self.kind == "ids":
-            lookup = {"vocabulary_size": self.vocabulary_size, "embedding_dim": embedding_dim}
-            return lookup, (embedding_dim,)
-        return {}, self.embedding_dims
-
-
-def restore_adapter(state):
-    """The adapter that :meth:`InputAdapter.export` described."""
-    return InputAdapter(**state)
-
-
-def check_input(estimator, X, y=None, reset=False):
-    """Validate ``X`` (and ``y``) for ``estimator``; return ``(adapter, batches, y, tables)``.
-
-    With ``reset``, the adapter is learned from ``X``; without, ``X`` must
-    match ``estimator.input_adapter_`` (``y``, when given, is validated too).
-    ``tables`` are the embedding tables carried by a ``TokenSequences``.
+    With ``reset``, the adapter is learned from ``X``; without, ``X`` must be
+    of the kind of ``estimator.input_adapter_`` and match it (``y``, when
+    given, is validated too). ``batches`` are ``X`` as
+    :class:`~sklearn_lama.training._batching.SequenceBatches`.
     """
     name = type(estimator).__name__
-    fitted = None if reset else estimator.input_adapter_
     if isinstance(X, TokenSequences):
+        kind = TokenSequencesInput
         if reset or y is not None:
             if y is None:
                 raise ValueError(
@@ -118,84 +290,33 @@ def check_input(estimator, X, y=None, reset=False):
             y = validate_data(estimator, X="no_validation", y=y)
             if len(y) != len(X):
                 raise ValueError(f"X holds {len(X)} documents but y holds {len(y)} labels.")
-        if reset:
-            if hasattr(estimator, "n_features_in_"):
-                del estimator.n_features_in_
-            adapter = InputAdapter(
-                "sequences",
-                vocabulary_id=X.vocabulary_id,
-                vocabulary_size=X.vocabulary_size,
-                embedding_dims=tuple(t.shape[1] for t in X.tables),
+        if reset and hasattr(estimator, "n_features_in_"):
+            del estimator.n_features_in_
+    else:
+        if _looks_like_text(X):
+            raise TypeError(
+                f"{name} takes token sequences, not raw text: put a Word2VecVectorizer "
+                f"before it, e.g. Pipeline([('emb', Word2VecVectorizer()), ('clf', {name}())])."
             )
+        if reset or y is not None:
+            X, y = validate_data(estimator, X, y, dtype="numeric", allow_nd=True, reset=reset)
         else:
-            adapter = fitted
-            _check_kind(name, adapter, "sequences")
-            if X.vocabulary_id != adapter.vocabulary_id:
-                raise ValueError(
-                    "X was built over a different vocabulary than the one seen in fit "
-                    f"(vocabulary fingerprint {X.vocabulary_id!r} != "
-                    f"{adapter.vocabulary_id!r}); transform it with the vectorizer "
-                    "fitted together with this classifier."
-                )
-        return adapter, SequenceBatches(ids=X.ids, offsets=X.offsets), y, X.tables
-
-    if _looks_like_text(X):
-        raise TypeError(
-            f"{name} takes token sequences, not raw text: put a Word2VecVectorizer "
-            f"before it, e.g. Pipeline([('emb', Word2VecVectorizer()), ('clf', {name}())])."
-        )
-    if reset or y is not None:
-        X, y = validate_data(estimator, X, y, dtype="numeric", allow_nd=True, reset=reset)
-    else:
-        X = validate_data(estimator, X, dtype="numeric", allow_nd=True, reset=False)
-    if X.ndim > 3:
-        raise ValueError(
-            "X must be 2-D (n_documents, n_tokens) or 3-D (n_documents, n_tokens, "
-            f"n_dims); got {X.ndim} dimensions."
-        )
-    kind = ("ids" if X.dtype.kind in "iu" else "features") if X.ndim == 2 else "dense"
-    if kind == "ids":
-        adapter, batches = _id_batches(name, X, fitted)
-        return adapter, batches, y, None
-    dense = X.astype(np.float32, copy=False)
-    if dense.ndim == 2:
-        dense = dense[:, :, None]
+            X = validate_data(estimator, X, dtype="numeric", allow_nd=True, reset=False)
+        if X.ndim > 3:
+            raise ValueError(
+                "X must be 2-D (n_documents, n_tokens) or 3-D (n_documents, n_tokens, "
+                f"n_dims); got {X.ndim} dimensions."
+            )
+        if X.ndim == 3:
+            kind = VectorInput
+        else:
+            kind = TokenIdInput if X.dtype.kind in "iu" else ScalarFeatureInput
     if reset:
-        adapter = InputAdapter(kind, embedding_dims=(dense.shape[2],))
+        adapter = kind.learn(X)
     else:
-        adapter = fitted
-        _check_kind(name, adapter, kind)
-        if dense.shape[2] != adapter.embedding_dims[0]:
+        adapter = estimator.input_adapter_
+        if type(adapter) is not kind:
             raise ValueError(
-                f"X has {dense.shape[2]} values per token, but {name} was fitted with "
-                f"{adapter.embedding_dims[0]}."
+                f"This {name} was fitted on {adapter.description}, but X is {kind.description}."
             )
-    return adapter, SequenceBatches(dense=dense), y, None
-
-
-def _check_kind(name, adapter, kind):
-    if adapter.kind != kind:
-        raise ValueError(
-            f"This {name} was fitted on {adapter.description}, but X is "
-            f"{InputAdapter.kinds[kind]}."
-        )
-
-
-def _id_batches(name, X, fitted):
-    if X.size and X.min() < 0:
-        raise ValueError("X holds negative token ids; ids must be >= 0 (0 is padding).")
-    top = int(X.max(initial=0))
-    if fitted is None:
-        adapter = InputAdapter("ids", vocabulary_size=max(top + 1, 2))
-    else:
-        adapter = fitted
-        _check_kind(name, adapter, "ids")
-        if top >= adapter.vocabulary_size:
-            raise ValueError(
-                f"X holds token id {top}, but the ids seen in fit were below "
-                f"{adapter.vocabulary_size}."
-            )
-    real = X != 0
-    offsets = np.zeros(len(X) + 1, dtype=np.int64)
-    np.cumsum(real.sum(1), out=offsets[1:])
-    return adapter, SequenceBatches(ids=X[real].astype(np.int32), offsets=offsets)
+    return adapter, adapter.read(X, name), y

@@ -5,16 +5,16 @@ from numbers import Integral, Real
 from ..modules import LAMAModule
 from ..training._batching import MAX_BATCH_TOKENS
 from ..training._training import INFERENCE_BATCH
+from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._docstrings import classifier_docstring
+from ._parameters import shared_parameters
 
 __all__ = ["LAMAClassifier"]
 
 
 @register
-@classifier_docstring(nb_unigram_weight="3.0", nb_bigram_weight="0.5", nb_folds="0")
 class LAMAClassifier(BaseSequenceClassifier):
     """Text classifier with low-rank factorised multi-head attention (LAMA).
 
@@ -42,47 +42,7 @@ class LAMAClassifier(BaseSequenceClassifier):
 
     Parameters
     ----------
-    n_heads : int, default=15
-        Number of attention heads ``m``.
-    rank : int, default=1
-        Rank ``k`` of each head's bilinear factorisation (Eq. 10).
-    hidden_size : int, default=50
-        BiGRU hidden size ``h``.
-    encoder : {"bigru", "none"}, default="bigru"
-        ``"none"`` gives the LAMA Encoder (attention over the embeddings, no RNN).
-    chunk_length : int or None, default=1024
-        Documents longer than this many tokens go through the BiGRU in chunks
-        of that length, each warmed up over the ``chunk_length // 4`` tokens
-        before it, all chunks at once: a deviation from Eq. 6 that keeps the
-        cost per token of very long documents close to that of ordinary ones
-        (see :class:`~sklearn_lama.modules.BiGRUEncoder`). Shorter documents
-        are computed exactly; ``None`` computes every document exactly.
-    context : {"mean", "learned"}, default="mean"
-        ``"mean"``: LAMA+ctx, the context is the document's mean word
-        embedding; ``"learned"``: LAMA, one learned context vector.
-    regularization : {None, "positions", "embeddings"}, default=None
-        Disagreement regularisation over attended positions (Eq. 19a) or over
-        the head embeddings (Eq. 19b).
-    reg_lambda : float, default=0.2
-        Weight ``λ`` of the disagreement penalty (paper: 0.2).
-    mlp_hidden : int, default=512
-        Hidden units of the classifier MLP.
-    dropout : float, default=0.4
-        Dropout on the MLP hidden layer.
-    optimizer : {"sgd", "adam"}, default="adam"
-        ``"sgd"`` uses ``momentum`` (the paper's choice).
-    lr : float, default=1e-3
-        Learning rate.
-    weight_decay : float, default=1e-4
-        L2 penalty applied by the optimiser (paper: 1e-4).
-    embedding_dropout : float, default=0.3
-        Dropout on the token vectors while training (the paper has none: 0);
-        fine-tuned vectors otherwise fit a small training set within a few
-        epochs.
-    %(nb_unigram_weight)s
-    %(nb_bigram_weight)s
-    %(nb_folds)s
-    %(training_parameters)s
+    %(parameters)s
 
     Attributes
     ----------
@@ -118,18 +78,86 @@ class LAMAClassifier(BaseSequenceClassifier):
     ['pos', 'neg']
     """
 
-    _parameter_constraints = {
-        **BaseSequenceClassifier._common_constraints,
-        "n_heads": [Interval(Integral, 1, None, closed="left")],
-        "rank": [Interval(Integral, 1, None, closed="left")],
-        "hidden_size": [Interval(Integral, 1, None, closed="left")],
-        "encoder": [StrOptions({"bigru", "none"})],
-        "chunk_length": [Interval(Integral, 1, None, closed="left"), None],
-        "context": [StrOptions({"mean", "learned"})],
-        "regularization": [StrOptions({"positions", "embeddings"}), None],
-        "reg_lambda": [Interval(Real, 0, None, closed="left")],
-        "mlp_hidden": [Interval(Integral, 1, None, closed="left")],
-        "dropout": [Interval(Real, 0, 1, closed="left")],
+    _parameters = {
+        "n_heads": Param(
+            "int",
+            15,
+            [Interval(Integral, 1, None, closed="left")],
+            "Number of attention heads ``m``.",
+        ),
+        "rank": Param(
+            "int",
+            1,
+            [Interval(Integral, 1, None, closed="left")],
+            "Rank ``k`` of each head's bilinear factorisation (Eq. 10).",
+        ),
+        "hidden_size": Param(
+            "int", 50, [Interval(Integral, 1, None, closed="left")], "BiGRU hidden size ``h``."
+        ),
+        "encoder": Param(
+            '{"bigru", "none"}',
+            "bigru",
+            [StrOptions({"bigru", "none"})],
+            '``"none"`` gives the LAMA Encoder (attention over the embeddings, no RNN).',
+        ),
+        "chunk_length": Param(
+            "int or None",
+            1024,
+            [Interval(Integral, 1, None, closed="left"), None],
+            """Documents longer than this many tokens go through the BiGRU in chunks
+            of that length, each warmed up over the ``chunk_length // 4`` tokens
+            before it, all chunks at once: a deviation from Eq. 6 that keeps the
+            cost per token of very long documents close to that of ordinary ones
+            (see :class:`~sklearn_lama.modules.BiGRUEncoder`). Shorter documents
+            are computed exactly; ``None`` computes every document exactly.""",
+        ),
+        "context": Param(
+            '{"mean", "learned"}',
+            "mean",
+            [StrOptions({"mean", "learned"})],
+            """``"mean"``: LAMA+ctx, the context is the document's mean word
+            embedding; ``"learned"``: LAMA, one learned context vector.""",
+        ),
+        "regularization": Param(
+            '{"positions", "embeddings"} or None',
+            None,
+            [StrOptions({"positions", "embeddings"}), None],
+            """Disagreement regularisation over attended positions (Eq. 19a) or over
+            the head embeddings (Eq. 19b).""",
+        ),
+        "reg_lambda": Param(
+            "float",
+            0.2,
+            [Interval(Real, 0, None, closed="left")],
+            "Weight ``λ`` of the disagreement penalty (paper: 0.2).",
+        ),
+        "mlp_hidden": Param(
+            "int",
+            512,
+            [Interval(Integral, 1, None, closed="left")],
+            "Hidden units of the classifier MLP.",
+        ),
+        "dropout": Param(
+            "float",
+            0.4,
+            [Interval(Real, 0, 1, closed="left")],
+            "Dropout on the MLP hidden layer.",
+        ),
+        **shared_parameters(
+            optimizer={"description": '``"sgd"`` uses ``momentum`` (the paper\'s choice).'},
+            weight_decay={
+                "default": 1e-4,
+                "description": "L2 penalty applied by the optimiser (paper: 1e-4).",
+            },
+            embedding_dropout={
+                "default": 0.3,
+                "description": """Dropout on the token vectors while training (the
+                paper has none: 0); fine-tuned vectors otherwise fit a small training
+                set within a few epochs.""",
+            },
+            nb_unigram_weight={"default": 3.0},
+            nb_bigram_weight={"default": 0.5},
+        ),
     }
 
     def __init__(
@@ -173,45 +201,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         verbose=0,
         random_state=None,
     ):
-        self.n_heads = n_heads
-        self.rank = rank
-        self.hidden_size = hidden_size
-        self.encoder = encoder
-        self.chunk_length = chunk_length
-        self.context = context
-        self.regularization = regularization
-        self.reg_lambda = reg_lambda
-        self.mlp_hidden = mlp_hidden
-        self.dropout = dropout
-        super().__init__(
-            embedding_dim=embedding_dim,
-            freeze_embeddings=freeze_embeddings,
-            embedding_dropout=embedding_dropout,
-            nb_unigram_weight=nb_unigram_weight,
-            nb_bigram_weight=nb_bigram_weight,
-            nb_folds=nb_folds,
-            max_epochs=max_epochs,
-            batch_size=batch_size,
-            optimizer=optimizer,
-            lr=lr,
-            momentum=momentum,
-            weight_decay=weight_decay,
-            early_stopping=early_stopping,
-            validation_fraction=validation_fraction,
-            patience=patience,
-            ema_horizon=ema_horizon,
-            class_weight=class_weight,
-            callbacks=callbacks,
-            warm_start=warm_start,
-            checkpoint=checkpoint,
-            device=device,
-            precision=precision,
-            torch_threads=torch_threads,
-            max_batch_tokens=max_batch_tokens,
-            inference_batch_size=inference_batch_size,
-            verbose=verbose,
-            random_state=random_state,
-        )
+        self._keep_arguments(locals())
 
     def _build_core(self, input_size, n_classes):
         core = LAMAModule(

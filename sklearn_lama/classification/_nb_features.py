@@ -20,17 +20,105 @@ the ratios counted on the documents outside its fold (Chernozhukov et al.,
 
 import numpy as np
 import scipy.sparse as sp
+import torch
 
+from ..modules import PairFeatures, document_folds
 from ..text._sequences import N_RESERVED
 
 __all__ = [
+    "NaiveBayesColumns",
     "append_ratios",
     "bigram_log_count_ratios",
-    "document_folds",
     "log_count_ratios",
     "nb_columns",
     "ratio_scales",
 ]
+
+
+class NaiveBayesColumns:
+    """The Naive Bayes columns a classifier appends to its embedding tables.
+
+    The token ratios of :func:`log_count_ratios` join every table as
+    ``nb_columns(n_classes)`` fine-tuned columns (when ``weight > 0``); the
+    pair ratios of :func:`bigram_log_count_ratios` come as fixed
+    :class:`~sklearn_lama.modules.PairFeatures` appended to every table's
+    vectors (when ``pair_weight > 0``).
+
+    Parameters
+    ----------
+    weight : float
+        Weight of the token ratios (``nb_unigram_weight``).
+    pair_weight : float
+        Weight of the pair ratios (``nb_bigram_weight``).
+    folds : int
+        Cross-fitting folds of the pair ratios (``nb_folds``).
+    n_classes : int
+        Number of classes.
+    """
+
+    def __init__(self, weight, pair_weight, folds, n_classes):
+        self.weight = weight
+        self.pair_weight = pair_weight
+        self.folds = folds
+        self.n_classes = n_classes
+
+    def extend(self, tables, vocabulary_size, counted=None):
+        """The tables with the token ratios appended, and the pair features.
+
+        Parameters
+        ----------
+        tables : list of ndarray of shape (vocabulary_size, d_i)
+            The embedding tables.
+        vocabulary_size : int
+            Rows of the tables.
+        counted : TrainingView, default=None
+            The training rows the ratios count (held-out rows left out);
+            ``None`` gives zeros of the right shapes, for a network rebuilt to
+            receive trained weights.
+
+        Returns
+        -------
+        tables : list of ndarray of shape (vocabulary_size, d_i + n_token_columns)
+            The tables with the scaled token ratios appended.
+        pairs : dict
+            ``pair_features`` and ``pair_scales`` of
+            :class:`~sklearn_lama.modules.SequenceNetwork`; empty without
+            pair ratios.
+        pair_width : int
+            Columns that the pair features add to every table's vectors.
+        """
+        width = nb_columns(self.n_classes)
+        pairs, pair_width = {}, 0
+        if self.pair_weight:
+            pair_width = width
+            if counted is None:
+                keys, values = np.zeros(0, np.int64), np.zeros((0, width), np.float32)
+            else:
+                keys, values = bigram_log_count_ratios(
+                    *_rows(counted), vocabulary_size, self.n_classes, folds=self.folds
+                )
+            pairs = {
+                "pair_features": PairFeatures(
+                    torch.from_numpy(keys),
+                    torch.from_numpy(values),
+                    vocabulary_size,
+                    folds=self.folds,
+                ),
+                # Scaled by the spread of the tables' own vectors, before the ratios join them.
+                "pair_scales": torch.from_numpy(ratio_scales(tables, self.pair_weight, width)),
+            }
+        if self.weight:
+            if counted is None:
+                ratios = np.zeros((vocabulary_size, width), np.float32)
+            else:
+                ratios = log_count_ratios(*_rows(counted), vocabulary_size, self.n_classes)
+            tables = append_ratios(tables, ratios, self.weight)
+        return tables, pairs, pair_width
+
+
+def _rows(view):
+    """``(batches, docs, y, weights)`` of a training view, as the ratio functions take them."""
+    return view.batches, view.index, view.y, view.weights
 
 
 def nb_columns(n_classes):
@@ -95,7 +183,7 @@ def bigram_log_count_ratios(
 
     With ``folds``, ``folds`` more blocks follow: block ``f`` (1 to
     ``folds``) holds the ratios counted without the training documents of
-    fold ``f - 1`` (:func:`document_folds`), their keys offset by
+    fold ``f - 1`` (:func:`~sklearn_lama.modules.document_folds`), their keys offset by
     ``f * vocabulary_size ** 2``, scaled like block 0.
 
     Returns
@@ -121,7 +209,10 @@ def bigram_log_count_ratios(
     kept = counts.sum(axis=0) >= min_count
     ratios = _ratios(counts[:, kept], n_classes, alpha)
     blocks = [(keys[kept], _standardised(ratios, ratios))]
-    fold = document_folds(batches, folds)[docs] if folds else None
+    fold = None
+    if folds:
+        every = document_folds(torch.from_numpy(ids), torch.from_numpy(lengths), folds)
+        fold = every.numpy()[docs]
     for f in range(folds):
         out = fold != f
         counts = _class_counts(presence, docs[out], y[out], weights[out], n_classes)
@@ -130,22 +221,6 @@ def bigram_log_count_ratios(
         offset = (f + 1) * vocabulary_size * vocabulary_size
         blocks.append((keys[kept_f] + offset, _standardised(ratios_f, ratios)))
     return tuple(np.concatenate(block) for block in zip(*blocks))
-
-
-def document_folds(batches, folds):
-    """The cross-fitting fold of every document, a hash of its token ids.
-
-    ``sum_t (t + 1) * id_t mod folds`` over its positions ``t`` from 0:
-    computed from the ids alone, the network finds it again from a padded
-    batch (padding is id 0), and duplicate documents share their fold.
-    """
-    lengths = np.diff(batches.offsets)
-    ids = np.asarray(batches.ids, np.int64)
-    owner = np.repeat(np.arange(len(lengths)), lengths)
-    positions = np.arange(len(ids)) - np.asarray(batches.offsets)[owner] + 1
-    hashes = np.zeros(len(lengths), np.int64)
-    np.add.at(hashes, owner, ids * positions)
-    return hashes % folds
 
 
 def _class_counts(presence, docs, y, weights, n_classes):

@@ -21,10 +21,17 @@ from ._duo_translation import (
 )
 from ._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
 from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
-from ._network import PairFeatures, SequenceNetwork
+from ._network import (
+    ConcatenateTables,
+    PairFeatures,
+    SequenceNetwork,
+    TableStreams,
+    document_folds,
+)
 
 __all__ = [
     "BiGRUEncoder",
+    "ConcatenateTables",
     "DuoDecoderLayer",
     "DuoEncoderLayer",
     "DuoLayerNorm",
@@ -39,7 +46,9 @@ __all__ = [
     "PairFeatures",
     "SequenceNetwork",
     "StreamAttention",
+    "TableStreams",
     "causal_mask",
+    "document_folds",
     "fcsr_lr_lambda",
     "fofe",
 ]

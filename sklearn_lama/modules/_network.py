@@ -4,7 +4,58 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["PairFeatures", "SequenceNetwork"]
+__all__ = [
+    "ConcatenateTables",
+    "PairFeatures",
+    "SequenceNetwork",
+    "TableStreams",
+    "document_folds",
+]
+
+
+def document_folds(ids, lengths, folds):
+    """The cross-fitting fold of each document: ``sum_t (t + 1) * id_t mod folds``.
+
+    The one definition of the fold, for the ratios counted without a fold
+    (``bigram_log_count_ratios``) and for the rows that read them while
+    training (:class:`PairFeatures`). Computed from the ids alone, so a
+    padded batch gives every document its fold (padding is id 0, after the
+    real tokens), and duplicate documents share their fold.
+
+    Parameters
+    ----------
+    ids : Tensor of shape (n_tokens,)
+        The documents' token ids, one document after another. A padded
+        ``(B, T)`` batch, flattened, with every length ``T``, gives the same
+        folds as its documents unpadded.
+    lengths : Tensor of shape (n_documents,), int64
+        Tokens of each document.
+    folds : int
+        Number of folds.
+
+    Returns
+    -------
+    fold : Tensor of shape (n_documents,), int64
+        Values in ``[0, folds)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_lama.modules import document_folds
+    >>> ids = torch.tensor([2, 3, 4, 5, 6])  # the documents [2, 3] and [4, 5, 6]
+    >>> document_folds(ids, torch.tensor([2, 3]), 5)  # 1*2 + 2*3 = 8, 1*4 + 2*5 + 3*6 = 32
+    tensor([3, 2])
+    >>> padded = torch.tensor([[2, 3, 0], [4, 5, 6]])
+    >>> document_folds(padded.reshape(-1), torch.tensor([3, 3]), 5)
+    tensor([3, 2])
+    """
+    documents = torch.arange(len(lengths), device=ids.device)
+    owner = torch.repeat_interleave(documents, lengths)
+    starts = torch.cumsum(lengths, 0) - lengths
+    positions = torch.arange(len(ids), device=ids.device) - starts[owner] + 1
+    hashes = torch.zeros(len(lengths), dtype=torch.int64, device=ids.device)
+    hashes.index_add_(0, owner, ids.long() * positions)
+    return hashes % folds
 
 
 class PairFeatures(nn.Module):
@@ -22,8 +73,8 @@ class PairFeatures(nn.Module):
         Number of token ids.
     folds : int, default=0
         Blocks of cross-fitted features after block 0. While training, a row
-        reads block ``1 + sum_t (t + 1) * ids[t] mod folds`` (its fold, see
-        ``bigram_log_count_ratios``); otherwise, and with ``folds=0``, block 0.
+        reads block ``1 + fold``, its fold given by :func:`document_folds`;
+        otherwise, and with ``folds=0``, block 0.
 
     A module rebuilt to receive saved weights can start from zero pairs: its
     buffers take the saved shapes when the state dict is loaded.
@@ -52,8 +103,8 @@ class PairFeatures(nn.Module):
         pairs = ids[:, :-1] * self.vocabulary_size + ids[:, 1:]
         folds = self._folds
         if self.training and folds:
-            positions = torch.arange(1, ids.shape[1] + 1, device=ids.device)
-            block = (ids.long() * positions).sum(dim=1) % folds + 1
+            width = torch.full((ids.shape[0],), ids.shape[1], device=ids.device)
+            block = document_folds(ids.reshape(-1), width, folds) + 1
             pairs = pairs + (block * self.vocabulary_size**2).unsqueeze(1)
         if len(self.keys):
             at = torch.searchsorted(self.keys, pairs).clamp_(max=len(self.keys) - 1)
@@ -74,6 +125,34 @@ class PairFeatures(nn.Module):
         self._folds = int(self.folds)
 
 
+class ConcatenateTables(nn.Module):
+    """Hands the core one tensor: each token's vectors of all tables, joined.
+
+    The core of a model over one embedding (LAMA, FCSR) takes a ``(B, T,
+    sum(d_i))`` tensor; with one table it is that table's vectors.
+    """
+
+    def input_size(self, sizes):
+        """The core's input width for tables of widths ``sizes``: their sum."""
+        return sum(sizes)
+
+    def forward(self, vectors):
+        """The ``(B, T, d_i)`` tensors of ``vectors`` as one ``(B, T, sum(d_i))`` tensor."""
+        return vectors[0] if len(vectors) == 1 else torch.cat(vectors, dim=-1)
+
+
+class TableStreams(nn.Module):
+    """Hands the core one tensor per table (meta-embedding models such as Duo)."""
+
+    def input_size(self, sizes):
+        """The core's input widths for tables of widths ``sizes``: a tuple of them."""
+        return tuple(sizes)
+
+    def forward(self, vectors):
+        """``vectors``, one ``(B, T, d_i)`` tensor per table, as a tuple."""
+        return tuple(vectors)
+
+
 class SequenceNetwork(nn.Module):
     """Embed a padded batch, build its mask and apply a classifier core.
 
@@ -89,9 +168,10 @@ class SequenceNetwork(nn.Module):
         neither, the batches carry vectors already (``x``) and nothing is looked up.
     freeze : bool, default=False
         Keep the tables fixed instead of fine-tuning them.
-    combine : {"concat", "tuple"}, default="concat"
-        ``"concat"`` joins the tables' vectors into one input; ``"tuple"`` hands
-        the core one tensor per table (meta-embedding models).
+    combine : nn.Module, default=None
+        How the tables' vectors reach the core: :class:`ConcatenateTables`
+        (``None``) joins them into one tensor, :class:`TableStreams` hands the
+        core one tensor per table (meta-embedding models).
     embedding_dropout : float, default=0.0
         Dropout on the embedded token vectors while training, each table's
         vectors separately. Vectors fine-tuned on a few thousand documents
@@ -109,7 +189,7 @@ class SequenceNetwork(nn.Module):
         vocabulary_size=None,
         embedding_dim=None,
         freeze=False,
-        combine="concat",
+        combine=None,
         embedding_dropout=0.0,
         pair_features=None,
         pair_scales=None,
@@ -127,7 +207,7 @@ class SequenceNetwork(nn.Module):
             lookups = []
         self.lookups = nn.ModuleList(lookups)
         self.core = core
-        self.combine = combine
+        self.combine = ConcatenateTables() if combine is None else combine
         self.embedding_dropout = nn.Dropout(embedding_dropout)
         self.pair_features = pair_features
         if pair_features is not None:
@@ -149,11 +229,7 @@ class SequenceNetwork(nn.Module):
             length = x.shape[1]
         vectors = [self.embedding_dropout(v) for v in vectors]
         mask = torch.arange(length, device=lengths.device) < lengths.unsqueeze(1)
-        if self.combine == "concat":
-            inputs = vectors[0] if len(vectors) == 1 else torch.cat(vectors, dim=-1)
-        else:
-            inputs = tuple(vectors)
-        return inputs, mask
+        return self.combine(vectors), mask
 
     def forward(self, lengths, ids=None, x=None):
         inputs, mask = self.embed(lengths, ids=ids, x=x)

@@ -5,13 +5,14 @@ here a whole batch is gathered and padded in one vectorised step instead
 (``__getitems__``), and training batches group documents of similar length so
 that little compute goes to padding.
 
-Every batch also keeps to a budget of padded tokens (documents x longest
-length), so that memory depends on the longest document, never on how many
-documents share its batch: a 100,000-token document is predicted alone instead
-of padding 255 neighbours to its length.
+Every batch also keeps to a :class:`BatchBudget` of padded tokens (documents
+x longest length), so that memory depends on the longest document, never on
+how many documents share its batch: a 100,000-token document is predicted
+alone instead of padding 255 neighbours to its length.
 """
 
 import zlib
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -26,19 +27,19 @@ MAX_BATCH_TOKENS = 2**15
 
 
 class SequenceBatches(Dataset):
-    """Documents as ragged token ids or as a dense float array, with labels.
+    """Documents as ragged token ids or as a dense float array.
 
-    Exactly one of ``(ids, offsets)`` and ``dense`` is given. ``max_pairs``,
-    for a model whose memory grows with the square of the length, bounds the
-    token pairs of each batch (see :func:`batch_ends`).
+    Exactly one of ``(ids, offsets)`` and ``dense`` is given; ``tables`` are
+    the embedding tables the ids index, when the documents came with them.
+    Indexing with a list of positions gives the network's inputs for those
+    documents, padded to the longest: ``{"ids" or "x", "lengths"}``.
     """
 
-    def __init__(self, ids=None, offsets=None, dense=None, y=None, max_pairs=None):
+    def __init__(self, ids=None, offsets=None, dense=None, tables=None):
         self.ids = ids
         self.offsets = offsets
         self.dense = dense
-        self.y = y
-        self.max_pairs = max_pairs
+        self.tables = tables
         if dense is not None:
             self.lengths = np.full(len(dense), dense.shape[1], dtype=np.int64)
         else:
@@ -68,23 +69,33 @@ class SequenceBatches(Dataset):
     def __getitems__(self, index):
         index = np.asarray(index, dtype=np.int64)
         if self.dense is not None:
-            batch = {
+            return {
                 "x": torch.from_numpy(np.ascontiguousarray(self.dense[index])),
                 "lengths": torch.from_numpy(self.lengths[index]),
             }
-        else:
-            ids, lengths = pad_ragged(self.ids, self.offsets, index)
-            # An empty document keeps one padding token as its only position, so
-            # every reduction over time has something to reduce (no 0/0, no NaN).
-            batch = {
-                "ids": torch.from_numpy(ids),
-                "lengths": torch.from_numpy(np.maximum(lengths, 1)),
-            }
-        if self.y is None:
-            target = torch.zeros(len(index), dtype=torch.int64)
-        else:
-            target = torch.from_numpy(np.asarray(self.y[index], dtype=np.int64))
-        return batch, target
+        ids, lengths = pad_ragged(self.ids, self.offsets, index)
+        # An empty document keeps one padding token as its only position, so
+        # every reduction over time has something to reduce (no 0/0, no NaN).
+        return {
+            "ids": torch.from_numpy(ids),
+            "lengths": torch.from_numpy(np.maximum(lengths, 1)),
+        }
+
+
+class WeightedBatch(NamedTuple):
+    """The ``X`` of a training batch: the network's inputs and each document's loss weight.
+
+    Attributes
+    ----------
+    inputs : dict of str to Tensor
+        Keyword arguments of the network: ``"ids"`` of shape (B, T) or
+        ``"x"`` of shape (B, T, d), and ``"lengths"`` of shape (B,).
+    weights : Tensor of shape (B,)
+        The factor of each document's loss.
+    """
+
+    inputs: dict
+    weights: torch.Tensor
 
 
 def _flat(sequences):
@@ -114,8 +125,6 @@ class PairBatches(Dataset):
         Framed target ids of each pair (at least 2 ids).
     """
 
-    max_pairs = None
-
     def __init__(self, sources, targets):
         self.src_ids, self.src_offsets = _flat(sources)
         self.tgt_ids, self.tgt_offsets = _flat(targets)
@@ -142,7 +151,7 @@ class TrainingView(Dataset):
     """Documents of a :class:`SequenceBatches` in a given order, possibly repeated.
 
     Row ``i`` is document ``index[i]`` with label ``y[i]`` and loss weight
-    ``weights[i]``, which the batch carries as ``"weight"``.
+    ``weights[i]``; a batch of rows is ``(WeightedBatch, labels)``.
     """
 
     def __init__(self, batches, index, y, weights):
@@ -151,19 +160,22 @@ class TrainingView(Dataset):
         self.y = np.asarray(y)
         self.weights = np.asarray(weights, dtype=np.float32)
         self.lengths = batches.lengths[self.index]
-        self.max_pairs = batches.max_pairs
 
     def __len__(self):
         return len(self.index)
+
+    def subset(self, rows):
+        """The view of rows ``rows`` of this one (a hold-out side, the rows counted)."""
+        return TrainingView(self.batches, self.index[rows], self.y[rows], self.weights[rows])
 
     def __getitem__(self, i):
         return self.__getitems__([i])
 
     def __getitems__(self, rows):
         rows = np.asarray(rows, dtype=np.int64)
-        batch, _ = self.batches.__getitems__(self.index[rows])
-        batch["weight"] = torch.from_numpy(self.weights[rows])
-        return batch, torch.from_numpy(self.y[rows].astype(np.int64))
+        inputs = self.batches.__getitems__(self.index[rows])
+        weights = torch.from_numpy(self.weights[rows])
+        return WeightedBatch(inputs, weights), torch.from_numpy(self.y[rows].astype(np.int64))
 
 
 def _whole_batch(batch):
@@ -176,50 +188,72 @@ def _lengths(dataset):
     return dataset.lengths
 
 
-def _root(dataset):
-    return _root(dataset.dataset) if isinstance(dataset, Subset) else dataset
+class BatchBudget:
+    """How much one batch may hold, in padded tokens and, optionally, token pairs.
 
-
-def batch_ends(lengths, batch_size, max_tokens=MAX_BATCH_TOKENS, max_pairs=None):
-    """Cut documents, in their given order, into consecutive batches within budget.
-
-    A batch takes documents while it holds at most ``batch_size`` of them, its
-    padded size (documents x longest length) stays within ``max_tokens`` and,
-    when ``max_pairs`` is given, documents x longest length² stays within it
-    (what self-attention over the batch scores per head). A document over
-    budget on its own gets a batch to itself.
+    A batch holds at most ``max_tokens`` padded tokens (documents x longest
+    length) and, with ``max_pairs``, at most ``max_pairs`` padded token pairs
+    (documents x longest length², what self-attention over the batch scores
+    per head), so that memory depends on the longest document, never on how
+    many documents share its batch.
 
     Parameters
     ----------
-    lengths : array-like of int
-        Token counts of the documents, in batch order.
-    batch_size : int
-        Most documents per batch.
     max_tokens : int, default=MAX_BATCH_TOKENS
         Budget of padded tokens per batch.
     max_pairs : int, default=None
         Budget of padded token pairs per batch; ``None`` for models linear in
         the length.
-
-    Returns
-    -------
-    ends : list of int
-        Position after the last document of each batch.
     """
-    # Padding keeps one position even for an empty document.
-    widths = np.maximum(np.asarray(lengths, dtype=np.int64), 1)
-    ends, start = [], 0
-    while start < len(widths):
-        longest = np.maximum.accumulate(widths[start : start + batch_size])
-        size = np.arange(1, len(longest) + 1)
-        fits = size * longest <= max_tokens
-        if max_pairs is not None:
-            fits &= size * longest**2 <= max_pairs
-        # The budget only tightens as documents are added: the first document
-        # that breaks it ends the batch.
-        start += len(fits) if fits.all() else max(int(np.argmin(fits)), 1)
-        ends.append(start)
-    return ends
+
+    def __init__(self, max_tokens=MAX_BATCH_TOKENS, max_pairs=None):
+        self.max_tokens = max_tokens
+        self.max_pairs = max_pairs
+
+    def __repr__(self):
+        return f"BatchBudget(max_tokens={self.max_tokens!r}, max_pairs={self.max_pairs!r})"
+
+    def rows(self, width):
+        """The most documents of padded length ``width`` that one batch may hold (at least 1)."""
+        width = max(int(width), 1)
+        rows = self.max_tokens // width
+        if self.max_pairs is not None:
+            rows = min(rows, self.max_pairs // width**2)
+        return max(rows, 1)
+
+    def ends(self, lengths, batch_size):
+        """Cut documents, in their given order, into consecutive batches within budget.
+
+        A batch takes documents while it holds at most ``batch_size`` of
+        them and stays within the budget. A document over budget on its own
+        gets a batch to itself.
+
+        Parameters
+        ----------
+        lengths : array-like of int
+            Token counts of the documents, in batch order.
+        batch_size : int
+            Most documents per batch.
+
+        Returns
+        -------
+        ends : list of int
+            Position after the last document of each batch.
+        """
+        # Padding keeps one position even for an empty document.
+        widths = np.maximum(np.asarray(lengths, dtype=np.int64), 1)
+        ends, start = [], 0
+        while start < len(widths):
+            longest = np.maximum.accumulate(widths[start : start + batch_size])
+            size = np.arange(1, len(longest) + 1)
+            fits = size * longest <= self.max_tokens
+            if self.max_pairs is not None:
+                fits &= size * longest**2 <= self.max_pairs
+            # The budget only tightens as documents are added: the first document
+            # that breaks it ends the batch.
+            start += len(fits) if fits.all() else max(int(np.argmin(fits)), 1)
+            ends.append(start)
+        return ends
 
 
 def _split(indices, ends):
@@ -229,12 +263,12 @@ def _split(indices, ends):
 class BudgetBatchSampler:
     """Batches of consecutive documents, in dataset order, within the budget.
 
-    See :func:`batch_ends`; inference sorts documents by length first, so that
-    each batch holds documents of similar length.
+    See :meth:`BatchBudget.ends`; inference sorts documents by length first,
+    so that each batch holds documents of similar length.
     """
 
-    def __init__(self, lengths, batch_size, max_tokens=MAX_BATCH_TOKENS, max_pairs=None):
-        self.ends = batch_ends(lengths, batch_size, max_tokens, max_pairs)
+    def __init__(self, lengths, batch_size, budget):
+        self.ends = budget.ends(lengths, batch_size)
 
     def __len__(self):
         return len(self.ends)
@@ -251,19 +285,16 @@ class BucketBatchSampler:
 
     Documents are shuffled, cut into pools of ``pool_batches`` batches, each
     pool is sorted by length and cut into batches of ``batch_size`` documents
-    within the budget of :func:`batch_ends`, and the batch order is shuffled.
-    Randomness comes from torch's generator, so seeding torch makes the
-    batches reproducible.
+    within ``budget`` (a :class:`BatchBudget`), and the batch order is
+    shuffled. Randomness comes from torch's generator, so seeding torch makes
+    the batches reproducible.
     """
 
-    def __init__(
-        self, lengths, batch_size, pool_batches=50, max_tokens=MAX_BATCH_TOKENS, max_pairs=None
-    ):
+    def __init__(self, lengths, batch_size, budget, pool_batches=50):
         self.lengths = np.asarray(lengths)
         self.batch_size = batch_size
+        self.budget = budget
         self.pool_batches = pool_batches
-        self.max_tokens = max_tokens
-        self.max_pairs = max_pairs
         self._next = None
 
     def __len__(self):
@@ -288,38 +319,24 @@ class BucketBatchSampler:
         for start in range(0, len(order), pool):
             chunk = order[start : start + pool]
             chunk = chunk[np.argsort(self.lengths[chunk], kind="stable")]
-            ends = batch_ends(
-                self.lengths[chunk], self.batch_size, self.max_tokens, self.max_pairs
-            )
-            batches.extend(_split(chunk, ends))
+            batches.extend(_split(chunk, self.budget.ends(self.lengths[chunk], self.batch_size)))
         return rng, batches
 
 
-def make_loader(
-    dataset,
-    batch_size,
-    shuffle=False,
-    max_tokens=MAX_BATCH_TOKENS,
-    pin_memory=False,
-    pool_batches=50,
-):
-    """DataLoader for skorch's ``iterator_train``/``iterator_valid``.
+def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, pool_batches=50):
+    """DataLoader for skorch's ``iterator_train``/``iterator_valid`` and for inference.
 
     Training (``shuffle=True``) uses length buckets of ``pool_batches``
     batches (see :class:`BucketBatchSampler`); inference keeps the order.
-    Both keep every batch within ``max_tokens`` padded tokens and the
-    dataset's ``max_pairs`` token pairs; see :func:`batch_ends`.
+    Both keep every batch within ``budget``, a :class:`BatchBudget`.
     ``pin_memory`` puts batches in page-locked memory, from which copies to a
     GPU can run while the GPU computes.
     """
     lengths = _lengths(dataset)
-    max_pairs = _root(dataset).max_pairs
     if shuffle:
-        sampler = BucketBatchSampler(
-            lengths, batch_size, pool_batches, max_tokens=max_tokens, max_pairs=max_pairs
-        )
+        sampler = BucketBatchSampler(lengths, batch_size, budget, pool_batches)
     else:
-        sampler = BudgetBatchSampler(lengths, batch_size, max_tokens, max_pairs)
+        sampler = BudgetBatchSampler(lengths, batch_size, budget)
     return DataLoader(
         dataset, batch_sampler=sampler, collate_fn=_whole_batch, pin_memory=pin_memory
     )

@@ -4,7 +4,7 @@ import numpy as np
 import torch
 from torch.utils.data import Subset
 
-from ._batching import MAX_BATCH_TOKENS, make_loader
+from ._batching import make_loader
 from ._training import INFERENCE_BATCH, to_device
 
 __all__ = ["run_sorted"]
@@ -14,52 +14,47 @@ __all__ = ["run_sorted"]
 _MIN_ROWS = 16
 
 
-def run_sorted(net, batches, compute, batch_size=INFERENCE_BATCH, max_tokens=MAX_BATCH_TOKENS):
+def run_sorted(net, batches, compute, budget, batch_size=INFERENCE_BATCH):
     """Apply ``compute(network, inputs)`` to every document; yield ``(rows, output)`` per batch.
 
     Documents are sorted by length, which keeps padding, and so wasted
     compute, small, and cut into batches of at most ``batch_size`` documents
-    within the budget of ``max_tokens`` padded tokens (see
-    :func:`~sklearn_lama.training._batching.batch_ends`); masking makes each
-    document's output independent of its batch, up to float32 rounding. Ties
-    are broken by content, so any permutation of the same documents gives the
-    same batches: float32 kernels can round a row differently at another
-    position, and outputs must not depend on input order. A batch of fewer
-    than 16 documents is padded with copies of its last one (within
-    ``max_tokens``), so that every matrix product has enough rows to round
-    each row as a full batch does: a document predicted alone then gets
-    bitwise the result it gets among documents of its length (sums over a
-    wider padded batch can still differ in the last bits). ``rows``
-    are the positions in ``batches`` of the batch's documents; the network is
-    in eval mode, without gradients, under the net's autocast
-    (``precision``), and ``inputs`` are on the net's device; ``output`` is
-    float32 whatever the precision.
+    within ``budget`` (a :class:`~sklearn_lama.training._batching.BatchBudget`);
+    masking makes each document's output independent of its batch, up to
+    float32 rounding. Ties are broken by content, so any permutation of the
+    same documents gives the same batches: float32 kernels can round a row
+    differently at another position, and outputs must not depend on input
+    order. A batch of fewer than 16 documents is padded with copies of its
+    last one (within ``budget``), so that every matrix product has enough rows
+    to round each row as a full batch does: a document predicted alone then
+    gets bitwise the result it gets among documents of its length (sums over a
+    wider padded batch can still differ in the last bits). ``rows`` are the
+    positions in ``batches`` of the batch's documents; the network is in eval
+    mode, without gradients, under the net's autocast (``precision``), and
+    ``inputs`` are on the net's device; ``output`` is float32 whatever the
+    precision.
     """
     order = np.lexsort((batches.content_keys(), batches.lengths))
     network = net.module_
     network.eval()
     pinned = torch.device(net.device).type == "cuda"
-    loader = make_loader(
-        Subset(batches, order), batch_size, max_tokens=max_tokens, pin_memory=pinned
-    )
+    loader = make_loader(Subset(batches, order), batch_size, budget, pin_memory=pinned)
     start = 0
     with torch.no_grad():
-        for inputs, _ in loader:
+        for inputs in loader:
             n = len(inputs["lengths"])
-            inputs = {
-                k: to_device(v, net.device) for k, v in _padded_rows(inputs, max_tokens).items()
-            }
+            inputs = {k: to_device(v, net.device) for k, v in _padded_rows(inputs, budget).items()}
             with net.autocast():
                 output = compute(network, inputs)
             yield order[start : start + n], output[:n].float()
             start += n
 
 
-def _padded_rows(inputs, max_tokens):
+def _padded_rows(inputs, budget):
     """``inputs`` with copies of the last document up to ``_MIN_ROWS`` rows, within budget."""
     n = len(inputs["lengths"])
     width = next(v.shape[1] for k, v in inputs.items() if k in ("ids", "x"))
-    rows = min(_MIN_ROWS, max_tokens // max(width, 1))
+    rows = min(_MIN_ROWS, budget.rows(width))
     if n >= rows:
         return inputs
     index = torch.cat([torch.arange(n), torch.full((rows - n,), n - 1)])

@@ -17,6 +17,7 @@ from torch.nn import functional as F
 from torch.optim.lr_scheduler import LambdaLR
 
 from ..text._sequences import PAD_ID
+from ._batching import BatchBudget
 from ._training import NetMixin, net_params
 
 __all__ = [
@@ -126,5 +127,5 @@ def make_translation_net(estimator, module, split, callbacks, device):
         batch_size=estimator.max_batch_tokens,
         # Pools of one batch's worth of pairs: batch order and content change every epoch.
         iterator_train__pool_batches=1,
-        **net_params(estimator, split, callbacks, device),
+        **net_params(estimator, split, callbacks, device, BatchBudget(estimator.max_batch_tokens)),
     )

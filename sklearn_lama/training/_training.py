@@ -22,9 +22,10 @@ from skorch.history import History
 from skorch.utils import TeeGenerator
 from torch.utils.data import Subset
 
+from ..utils._parameters import Param
 from ..utils._persistence import check_writable, save_weights
 from ..utils._sklearn_compat import Interval, StrOptions
-from ._batching import TrainingView, make_loader
+from ._batching import MAX_BATCH_TOKENS, TrainingView, make_loader
 
 __all__ = [
     "HoldOut",
@@ -32,6 +33,7 @@ __all__ = [
     "OPTIMIZERS",
     "PRECISIONS",
     "TRAINING_CONSTRAINTS",
+    "TRAINING_PARAMETERS",
     "EpochCut",
     "NetMixin",
     "PenalisedNet",
@@ -62,27 +64,152 @@ _MIN_VALID_PER_CLASS = 5
 # The autocast dtype of each ``precision`` (None: no autocast, float32 throughout).
 PRECISIONS = {"32": None, "bf16": torch.bfloat16, "16-mixed": torch.float16}
 
-#: Constraints of the training parameters that every estimator shares, with one meaning.
-TRAINING_CONSTRAINTS = {
-    "max_epochs": [Interval(Integral, 1, None, closed="left")],
-    "lr": [Interval(Real, 0, None, closed="neither")],
-    "early_stopping": ["boolean"],
-    "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-    "patience": [Interval(Integral, 1, None, closed="left")],
-    "callbacks": [list, None],
-    "warm_start": ["boolean"],
-    "checkpoint": [str, os.PathLike, None],
-    "device": [str, torch.device],
-    "precision": [StrOptions(set(PRECISIONS))],
-    "torch_threads": [
-        Interval(Integral, 1, None, closed="left"),
-        Interval(Integral, None, -1, closed="right"),
+#: The training parameters that every estimator shares, with one meaning, each declared once.
+TRAINING_PARAMETERS = {
+    "max_epochs": Param(
+        "int",
+        20,
+        [Interval(Integral, 1, None, closed="left")],
+        "Maximum passes over the training data.",
+    ),
+    "lr": Param("float", 1e-3, [Interval(Real, 0, None, closed="neither")], "Learning rate."),
+    "early_stopping": Param(
+        "bool",
+        True,
+        ["boolean"],
+        """Hold out ``validation_fraction`` of the training data (stratified) and
+        keep the weights of the epoch with the lowest validation loss, stopping
+        after ``patience`` epochs without improvement. Skipped when the data are
+        too small for a useful stratified split (a class with one document, or
+        fewer than 5 held-out documents per class).""",
+    ),
+    "validation_fraction": Param(
+        "float",
+        0.1,
+        [Interval(Real, 0, 1, closed="neither")],
+        "Share of the training data held out for early stopping.",
+    ),
+    "patience": Param(
+        "int",
+        5,
+        [Interval(Integral, 1, None, closed="left")],
+        "Epochs without improvement before stopping.",
+    ),
+    "callbacks": Param(
+        "list or None",
         None,
-    ],
-    "max_batch_tokens": [Interval(Integral, 1, None, closed="left")],
-    "verbose": ["verbose"],
-    "random_state": ["random_state"],
+        [list, None],
+        """skorch callbacks added to the net, as instances or ``(name, callback)``
+        pairs (e.g. ``skorch.callbacks.LRScheduler``, ``GradientNormClipping``).
+        They are code, so :func:`~sklearn_lama.save_weights` does not store
+        them: a loaded estimator has ``callbacks=None``.""",
+        identifies_fit=False,
+    ),
+    "warm_start": Param(
+        "bool",
+        False,
+        ["boolean"],
+        """When the estimator is already fitted, ``fit`` continues training the
+        current network, weights and optimizer state, for ``max_epochs`` more
+        epochs instead of starting over. ``X`` must be of the kind seen in the
+        first fit (the same vocabulary, or the same number of tokens) and ``y``
+        may only hold labels of ``classes_``; architecture parameters must not
+        change. The learning rate and the other optimizer settings are taken
+        from the current parameters, the optimizer's moments are kept (unless
+        ``optimizer`` changed). Early stopping starts afresh on each call.
+        :meth:`partial_fit` always continues, one epoch per call.""",
+        identifies_fit=False,
+    ),
+    "checkpoint": Param(
+        "str or path-like",
+        None,
+        [str, os.PathLike, None],
+        """File name for checkpoints in the format of
+        :func:`~sklearn_lama.save_weights`, written after each epoch that
+        lowers the validation loss (after every epoch when no validation split
+        is used), through skorch's :class:`~skorch.callbacks.Checkpoint`.
+        Every fit writes its own file: ``{fit}`` in the name is replaced by 12
+        hex digits identifying the parameters and the training data (inserted
+        before the suffix when absent: ``"run.pt"`` becomes
+        ``"run-3f2a9c1b0d4e.pt"``), so the fits of a ``GridSearchCV`` never
+        overwrite each other and a rerun of the same fit finds its file again;
+        skorch's fields (``{last_epoch[epoch]}``) work too.
+        ``checkpoint_path_`` names the file. Each write replaces the file
+        atomically, so a killed process loses at most the epoch in progress,
+        and ``load_weights(path).set_params(warm_start=True).fit(X, y)``
+        resumes. A directory, or a file in a directory that does not exist or
+        cannot be written, raises ``ValueError`` before training starts.""",
+        identifies_fit=False,
+    ),
+    "device": Param(
+        "str or torch.device",
+        "cpu",
+        [str, torch.device],
+        """Where the network trains and predicts: ``"cpu"``, ``"cuda"``,
+        ``"cuda:N"`` or ``"mps"`` (Apple GPUs), where available.""",
+        identifies_fit=False,
+    ),
+    "precision": Param(
+        '{"32", "bf16", "16-mixed"}',
+        "32",
+        [StrOptions(set(PRECISIONS))],
+        """Arithmetic of the forward pass. ``"32"``: float32 throughout.
+        ``"bf16"``: :func:`torch.autocast` to bfloat16 (on the CPU, and on
+        GPUs that support it); ``"16-mixed"``: autocast to float16 with
+        gradient scaling (:class:`torch.amp.GradScaler`), CUDA only: on
+        another device it raises ``ValueError`` before training (float16 is
+        not faster on CPUs; use ``"bf16"`` there). Weights, optimizer state,
+        loss and the returned probabilities stay float32. A model trained with
+        ``"16-mixed"`` and loaded where CUDA is missing predicts in float32.""",
+    ),
+    "torch_threads": Param(
+        "int or None",
+        None,
+        [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Integral, None, -1, closed="right"),
+            None,
+        ],
+        """torch's intra-op threads during ``fit``, ``predict`` and the other
+        methods; the caller's setting is restored afterwards. ``None`` means
+        1, as ``n_jobs=None`` does in scikit-learn: on a machine that other
+        processes keep busy, threads beyond the idle cores spin waiting for
+        each other, and under a parallel search (loky, Dask, Ray) each fit
+        then keeps to one core. A positive int asks for that many; a
+        negative one counts from the CPUs the process was given
+        (``OMP_NUM_THREADS`` if set, else its CPU affinity): -1 is all of
+        them. See the user guide's "Scaling out" page.""",
+        identifies_fit=False,
+    ),
+    "max_batch_tokens": Param(
+        "int",
+        MAX_BATCH_TOKENS,
+        [Interval(Integral, 1, None, closed="left")],
+        """Budget of padded tokens (documents x longest length) of every batch,
+        in training and inference; a longer document is a batch of its own.
+        Memory grows linearly with it (the reliability page gives each
+        model's bytes per token): raise it on a GPU with memory to spare.""",
+    ),
+    "verbose": Param(
+        "int",
+        0,
+        ["verbose"],
+        """Above 0, print a progress bar and a per-epoch table of training
+        loss/accuracy and validation loss/accuracy.""",
+        identifies_fit=False,
+    ),
+    "random_state": Param(
+        "int, RandomState instance or None",
+        None,
+        ["random_state"],
+        """Seeds initialisation, shuffling, dropout and the validation split. With
+        an int, fits on the same data give the same model, whatever the order
+        of the documents.""",
+    ),
 }
+
+#: scikit-learn's constraints of :data:`TRAINING_PARAMETERS`.
+TRAINING_CONSTRAINTS = {name: param.constraints for name, param in TRAINING_PARAMETERS.items()}
 
 
 def _silent(*args, **kwargs):
@@ -244,11 +371,13 @@ class NetMixin:
 class PenalisedNet(NetMixin, NeuralNetClassifier):
     """skorch classifier whose module returns ``(logits, penalty)``.
 
-    The loss of a batch is the mean over its documents of each document's
-    cross-entropy times its weight (``sample_weight`` and ``class_weight``),
-    plus the penalty (e.g. LAMA's disagreement term, Eq. 18); prediction uses
-    the logits only. Weights travel in the batch as ``X["weight"]`` and are
-    not passed to the module. Besides skorch's scores, each epoch records
+    A batch is ``(X, y)`` with ``X`` a
+    :class:`~sklearn_lama.training._batching.WeightedBatch`: the module is
+    called on ``X.inputs``, and the loss of the batch is the mean over its
+    documents of each document's cross-entropy times its weight in
+    ``X.weights`` (``sample_weight`` and ``class_weight``), plus the penalty
+    (e.g. LAMA's disagreement term, Eq. 18); prediction uses the logits
+    only. Besides skorch's scores, each epoch records
     ``train_acc``, the accuracy on the training batches. See
     :class:`NetMixin` for ``precision``.
     """
@@ -261,18 +390,14 @@ class PenalisedNet(NetMixin, NeuralNetClassifier):
         return [*super().get_default_callbacks(), ("train_acc", train_acc)]
 
     def infer(self, x, **fit_params):
-        if isinstance(x, dict):
-            x = {k: v for k, v in x.items() if k != "weight"}
-        logits, penalty = super().infer(x, **fit_params)
+        logits, penalty = super().infer(x.inputs, **fit_params)
         # The loss, scores and probabilities are computed in float32.
         return logits.float(), penalty.float()
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         logits, penalty = y_pred
         losses = self.criterion_(logits, y_true.to(logits.device))
-        if isinstance(X, dict) and "weight" in X:
-            losses = losses * X["weight"].to(losses)
-        return losses.mean() + penalty
+        return (losses * X.weights.to(losses)).mean() + penalty
 
 
 class EpochCut(Callback):
@@ -442,9 +567,10 @@ def fit_key(estimator, *arrays):
     ``arrays`` are the training data (``None`` entries are skipped). The same
     parameters on the same data give the same key, so a checkpoint file of a
     killed fit is found again under its name; every fit of a search (another
-    candidate or another split) gets its own.
+    candidate or another split) gets its own. Parameters declared not to
+    identify a fit (where it runs, is written or reported) are left out.
     """
-    ignored = {"checkpoint", "verbose", "warm_start", "device", "callbacks", "torch_threads"}
+    ignored = {name for name, param in TRAINING_PARAMETERS.items() if not param.identifies_fit}
     params = {k: v for k, v in estimator.get_params(deep=False).items() if k not in ignored}
     digest = hashlib.sha256(f"{type(estimator).__name__}{sorted(params.items())!r}".encode())
     for array in arrays:
@@ -605,13 +731,14 @@ def build_callbacks(estimator, split, checkpoint, extra, averaging=0.0):
     return callbacks
 
 
-def net_params(estimator, split, callbacks, device):
+def net_params(estimator, split, callbacks, device, budget):
     """skorch arguments that every net of the package takes from its estimator.
 
     Validation split, callbacks, device, ``precision`` (see
     :func:`run_precision`), progress (``verbose``) and data loading: length
-    buckets in training, batches within ``max_batch_tokens`` padded tokens,
-    from pinned memory on CUDA.
+    buckets in training, batches within ``budget`` (a
+    :class:`~sklearn_lama.training._batching.BatchBudget`), from pinned
+    memory on CUDA.
     """
     pinned = device.type == "cuda"
     return {
@@ -620,18 +747,18 @@ def net_params(estimator, split, callbacks, device):
         "device": str(device),
         "iterator_train": make_loader,
         "iterator_train__shuffle": True,
-        "iterator_train__max_tokens": estimator.max_batch_tokens,
+        "iterator_train__budget": budget,
         "iterator_train__pin_memory": pinned,
         "iterator_valid": make_loader,
-        "iterator_valid__max_tokens": estimator.max_batch_tokens,
+        "iterator_valid__budget": budget,
         "iterator_valid__pin_memory": pinned,
         "precision": run_precision(estimator.precision, device),
         "verbose": int(estimator.verbose),
     }
 
 
-def make_net(estimator, network, split, callbacks, device):
-    """The skorch net that trains ``network`` with the estimator's settings."""
+def make_net(estimator, network, split, callbacks, device, budget):
+    """The skorch net that trains ``network`` with the estimator's settings, within ``budget``."""
     optimizer_params = {"optimizer__weight_decay": estimator.weight_decay}
     if estimator.optimizer == "sgd":
         optimizer_params["optimizer__momentum"] = estimator.momentum
@@ -644,7 +771,7 @@ def make_net(estimator, network, split, callbacks, device):
         max_epochs=estimator.max_epochs,
         batch_size=estimator.batch_size,
         iterator_valid__batch_size=max(estimator.batch_size, estimator.inference_batch_size),
-        **net_params(estimator, split, callbacks, device),
+        **net_params(estimator, split, callbacks, device, budget),
         **optimizer_params,
     )
 

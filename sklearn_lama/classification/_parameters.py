@@ -1,0 +1,168 @@
+"""The parameters every classifier shares, each declared once.
+
+A classifier declares all its parameters in ``_parameters`` (name ->
+:class:`~sklearn_lama.utils._parameters.Param`): its own, and the shared ones
+of :func:`shared_parameters`, which are the classifiers' own
+(:data:`CLASSIFIER_PARAMETERS`) and the training stack's
+(:data:`~sklearn_lama.training._training.TRAINING_PARAMETERS`). The base
+class derives ``_parameter_constraints`` and the docstring's Parameters
+section from them.
+"""
+
+from numbers import Integral, Real
+
+from ..training._training import INFERENCE_BATCH, OPTIMIZERS, TRAINING_PARAMETERS
+from ..utils._parameters import Param
+from ..utils._sklearn_compat import Interval, Options, StrOptions
+
+__all__ = ["CLASSIFIER_PARAMETERS", "shared_parameters"]
+
+CLASSIFIER_PARAMETERS = {
+    "embedding_dim": Param(
+        "int",
+        100,
+        [Interval(Integral, 1, None, closed="left")],
+        """Embedding size learned from scratch when ``X`` is an integer id array
+        (unused otherwise: the tables or vectors of ``X`` set the size).""",
+    ),
+    "freeze_embeddings": Param(
+        "bool",
+        False,
+        ["boolean"],
+        "Keep the embedding tables fixed instead of fine-tuning them.",
+    ),
+    "embedding_dropout": Param(
+        "float",
+        0.0,
+        [Interval(Real, 0, 1, closed="left")],
+        "Dropout on the token vectors while training (the papers have none: 0).",
+    ),
+    "nb_unigram_weight": Param(
+        "float",
+        0.0,
+        [Interval(Real, 0, None, closed="left")],
+        """Weight of the Naive Bayes features of single tokens, appended to every
+        token vector when ``X`` comes with embedding tables (the vectorizers'
+        output): the token's log-count ratio, how much more often the
+        documents of a class hold it than the others (Wang & Manning, 2012;
+        one column for two classes, else one per class), computed on the
+        training documents only (never on the held-out validation ones),
+        standardised and scaled to ``nb_unigram_weight`` times the spread of
+        the table's vectors (divided by the square root of the number of
+        columns), then fine-tuned with them. Word vectors trained on a small
+        corpus barely separate "good" from "bad"; these columns carry what
+        TF-IDF + LogisticRegression learns from such a corpus. ``0`` leaves
+        them out: the papers' inputs (word vectors only).
+
+        .. versionchanged:: 0.8.0
+           Renamed from ``nb_features``, a name that read as a count.""",
+    ),
+    "nb_bigram_weight": Param(
+        "float",
+        0.0,
+        [Interval(Real, 0, None, closed="left")],
+        """Weight of the Naive Bayes features of word pairs, appended to every
+        token vector after those of ``nb_unigram_weight`` (same tables, same
+        scaling): the log-count ratio of the pair the token ends (Wang &
+        Manning, 2012, whose bigram features give a linear model most of its
+        edge on sentiment), for the pairs held by at least two training
+        documents (0 for the others and the first token); computed on the
+        training documents only and kept fixed. ``0`` leaves them out.
+
+        .. versionchanged:: 0.8.0
+           Renamed from ``nb_bigrams``, a name that read as a count.""",
+    ),
+    "nb_folds": Param(
+        "int",
+        0,
+        # One fold would leave no document to count for the training rows.
+        [Interval(Integral, 2, None, closed="left"), Options(Integral, {0})],
+        """Cross-fitting of the ``nb_bigram_weight`` ratios: while training, each
+        document reads the ratios counted without the documents of its fold
+        (one of ``nb_folds``, a hash of its tokens), as target encoding is
+        cross-fitted, so that a pair held by few training documents is not a
+        cue that gives their labels away; predictions use the ratios of all
+        training documents. ``0`` counts every training document for all.""",
+    ),
+    "batch_size": Param(
+        "int",
+        32,
+        [Interval(Integral, 1, None, closed="left")],
+        """Documents per training batch (batches also keep within a budget of
+        padded tokens, so a batch of long documents holds fewer).""",
+    ),
+    "optimizer": Param(
+        '{"sgd", "adam"}',
+        "adam",
+        [StrOptions(set(OPTIMIZERS))],
+        '``"sgd"`` uses ``momentum``.',
+    ),
+    "momentum": Param(
+        "float",
+        0.9,
+        [Interval(Real, 0, 1, closed="left")],
+        'SGD momentum, used with ``optimizer="sgd"``.',
+    ),
+    "weight_decay": Param(
+        "float",
+        0.0,
+        [Interval(Real, 0, None, closed="left")],
+        "L2 penalty applied by the optimiser.",
+    ),
+    "ema_horizon": Param(
+        "float",
+        0.5,
+        [Interval(Real, 0, None, closed="left")],
+        """Horizon, in epochs, of an exponential moving average of the weights
+        (Polyak averaging): after every training step the average moves
+        towards the weights by ``1 / (ema_horizon * steps_per_epoch)``, with
+        ``ceil(n_training_documents / batch_size)`` steps per epoch. It starts
+        from the initial weights, so the first epoch's average still leans
+        towards them. Validation, early stopping, checkpoints and the fitted
+        model use the average; training goes on from the optimiser's own
+        weights. ``0`` trains as the papers do, on the last weights (the
+        documentation's results page compares the two). ``partial_fit`` does
+        not average (one epoch, often of a few steps, per call), nor does a
+        fit whose horizon is under one step; continued training
+        (``warm_start``) starts a new average from the fitted weights.""",
+    ),
+    "class_weight": Param(
+        'dict, "balanced" or None',
+        None,
+        [dict, StrOptions({"balanced"}), None],
+        """Weights of the classes in the loss, as in scikit-learn's linear
+        models: a dict ``{label: weight}``, ``"balanced"`` for
+        ``n_documents / (n_classes * np.bincount(y))``, or ``None`` for 1 each.
+        Multiplied with ``sample_weight`` when both are given.""",
+    ),
+    "inference_batch_size": Param(
+        "int",
+        INFERENCE_BATCH,
+        [Interval(Integral, 1, None, closed="left")],
+        """Most documents per batch in ``predict``, ``predict_proba``,
+        ``decision_function``, ``attention_weights`` and validation (at
+        least ``batch_size``), within ``max_batch_tokens``.""",
+    ),
+}
+
+
+def shared_parameters(**changes):
+    """The shared declarations, with one classifier's changes.
+
+    Parameters
+    ----------
+    **changes : dict
+        For a parameter name, the fields of its declaration that differ for
+        this classifier, e.g. ``lr={"default": 0.01}``.
+
+    Returns
+    -------
+    parameters : dict of str to Param
+        :data:`CLASSIFIER_PARAMETERS` and
+        :data:`~sklearn_lama.training._training.TRAINING_PARAMETERS`, changed.
+    """
+    shared = {**CLASSIFIER_PARAMETERS, **TRAINING_PARAMETERS}
+    unknown = set(changes) - set(shared)
+    if unknown:
+        raise ValueError(f"{sorted(unknown)} are not shared parameters.")
+    return {name: param.but(**changes.get(name, {})) for name, param in shared.items()}
