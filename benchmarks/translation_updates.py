@@ -28,7 +28,7 @@ from torch.nn.utils import parametrize
 
 from sklearn_lama import DuoTranslator
 from sklearn_lama.datasets import load_gettext
-from sklearn_lama.training._training import EpochCut
+from sklearn_lama.training._callbacks import EpochCut
 
 from .translation import FLAGS, SIZES
 

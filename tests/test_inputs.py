@@ -12,8 +12,7 @@ from sklearn_lama.classification._inputs import (
     VectorInput,
     restore_adapter,
 )
-from sklearn_lama.training._batching import SequenceBatches, WeightedBatch
-from sklearn_lama.training._training import training_view
+from sklearn_lama.training._batching import SequenceBatches, WeightedBatch, training_view
 
 from .conftest import make_classifier
 

@@ -9,7 +9,7 @@ from sklearn_lama.classification import _nb_features as nb_module
 from sklearn_lama.classification._nb_features import append_ratios, log_count_ratios, nb_columns
 from sklearn_lama.modules import SequenceNetwork
 from sklearn_lama.training._batching import SequenceBatches
-from sklearn_lama.training._training import HoldOut
+from sklearn_lama.training._splits import HoldOut
 
 from .conftest import make_classifier, make_pipeline
 

@@ -11,8 +11,8 @@ from torch.nn import functional as F
 
 from sklearn_lama import DuoTranslator, LAMAClassifier
 from sklearn_lama.training._batching import PairBatches
+from sklearn_lama.training._callbacks import EpochCut, TimeBudget
 from sklearn_lama.training._seq2seq import transformer_schedule
-from sklearn_lama.training._training import EpochCut, TimeBudget
 
 from .test_translator import BRIEF, EN, FR
 

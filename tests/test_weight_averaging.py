@@ -8,7 +8,7 @@ import pytest
 import torch
 from skorch.callbacks import Callback
 
-from sklearn_lama.training._training import WeightAveraging, averaging_decay
+from sklearn_lama.training._callbacks import WeightAveraging, averaging_decay
 
 from .conftest import make_pipeline
 

@@ -4,8 +4,8 @@ A concrete classifier declares its parameters (:mod:`._parameters`) and
 builds its torch core in ``_build_core``; this class runs the rest. ``X``
 takes one path through the modules, in order: :mod:`._inputs` validates it
 and reads it through the adapter of its kind into batches
-(:mod:`..training._batching`), :mod:`..training._training` turns those into
-the training view and trains the net, :mod:`..training._inference` runs the
+(:mod:`..training._batching`), which also gives the training view;
+:mod:`..training._net` trains the net on it, :mod:`..training._inference` runs the
 fitted net over them.
 """
 
@@ -22,22 +22,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..modules import ConcatenateTables, SequenceNetwork
-from ..training._batching import BatchBudget
+from ..training._batching import BatchBudget, training_view
+from ..training._callbacks import averaging_decay, build_callbacks, checkpoint_template, fit_key
+from ..training._devices import check_device, check_precision, loading_device
 from ..training._inference import run_sorted
-from ..training._training import (
-    averaging_decay,
-    build_callbacks,
-    check_device,
-    check_precision,
-    checkpoint_template,
-    fit_key,
-    loading_device,
-    make_net,
-    restore_training_state,
-    train_split,
-    training_state,
-    training_view,
-)
+from ..training._net import make_net, restore_training_state, training_state
+from ..training._splits import train_split
 from ..utils._threads import resolve_threads, torch_threads
 from ._docstrings import classifier_docstring
 from ._inputs import read_input, restore_adapter

@@ -5,7 +5,7 @@ from numbers import Integral, Real
 
 from ..modules import DuoModule, TableStreams
 from ..training._batching import MAX_BATCH_TOKENS, BatchBudget
-from ..training._training import INFERENCE_BATCH
+from ..training._parameters import INFERENCE_BATCH
 from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions

@@ -8,7 +8,7 @@ from torch.optim.lr_scheduler import LambdaLR
 
 from ..modules import FCSRModule, fcsr_lr_lambda
 from ..training._batching import MAX_BATCH_TOKENS
-from ..training._training import INFERENCE_BATCH
+from ..training._parameters import INFERENCE_BATCH
 from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions

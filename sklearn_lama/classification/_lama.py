@@ -4,7 +4,7 @@ from numbers import Integral, Real
 
 from ..modules import LAMAModule
 from ..training._batching import MAX_BATCH_TOKENS
-from ..training._training import INFERENCE_BATCH
+from ..training._parameters import INFERENCE_BATCH
 from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions

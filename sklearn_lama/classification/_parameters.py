@@ -4,14 +4,14 @@ A classifier declares all its parameters in ``_parameters`` (name ->
 :class:`~sklearn_lama.utils._parameters.Param`): its own, and the shared ones
 of :func:`shared_parameters`, which are the classifiers' own
 (:data:`CLASSIFIER_PARAMETERS`) and the training stack's
-(:data:`~sklearn_lama.training._training.TRAINING_PARAMETERS`). The base
+(:data:`~sklearn_lama.training._parameters.TRAINING_PARAMETERS`). The base
 class derives ``_parameter_constraints`` and the docstring's Parameters
 section from them.
 """
 
 from numbers import Integral, Real
 
-from ..training._training import INFERENCE_BATCH, OPTIMIZERS, TRAINING_PARAMETERS
+from ..training._parameters import INFERENCE_BATCH, OPTIMIZERS, TRAINING_PARAMETERS
 from ..utils._parameters import Param
 from ..utils._sklearn_compat import Interval, Options, StrOptions
 
@@ -159,7 +159,7 @@ def shared_parameters(**changes):
     -------
     parameters : dict of str to Param
         :data:`CLASSIFIER_PARAMETERS` and
-        :data:`~sklearn_lama.training._training.TRAINING_PARAMETERS`, changed.
+        :data:`~sklearn_lama.training._parameters.TRAINING_PARAMETERS`, changed.
     """
     shared = {**CLASSIFIER_PARAMETERS, **TRAINING_PARAMETERS}
     unknown = set(changes) - set(shared)

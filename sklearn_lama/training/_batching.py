@@ -340,3 +340,33 @@ def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, po
     return DataLoader(
         dataset, batch_sampler=sampler, collate_fn=_whole_batch, pin_memory=pin_memory
     )
+
+
+def training_view(batches, y, sample_weight, class_weight):
+    """The documents one training epoch visits, in a canonical order, with loss weights.
+
+    ``sample_weight`` follows scikit-learn's semantics exactly: a weight
+    ``w`` counts the document ``floor(w)`` times, plus once more with its loss
+    scaled by ``w - floor(w)``, so an integer weight is the same as repeating
+    the document and a weight of 0 the same as leaving it out. Documents are
+    put in a canonical order (length, content, label) first, so that the
+    training data, and hence the fitted model, do not depend on the order of
+    ``X``. ``class_weight`` (one factor per encoded class) scales each
+    document's loss, as in :class:`~sklearn.linear_model.LogisticRegression`.
+    """
+    order = np.lexsort((y, batches.content_keys(), batches.lengths))
+    if sample_weight is None:
+        index, weights = order, np.ones(len(order))
+    else:
+        w = sample_weight[order]
+        whole = np.floor(w).astype(np.int64)
+        part = w - whole
+        copies = whole + (part > 0)
+        index = np.repeat(order, copies)
+        weights = np.ones(len(index))
+        # The fractional copy of a document is its last one.
+        last = np.cumsum(copies) - 1
+        weights[last[part > 0]] = part[part > 0]
+    if class_weight is not None:
+        weights = weights * class_weight[y[index]]
+    return TrainingView(batches, index, y[index], weights.astype(np.float32))

@@ -5,7 +5,8 @@ import torch
 from torch.utils.data import Subset
 
 from ._batching import make_loader
-from ._training import INFERENCE_BATCH, to_device
+from ._devices import to_device
+from ._parameters import INFERENCE_BATCH
 
 __all__ = ["run_sorted"]
 

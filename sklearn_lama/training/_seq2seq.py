@@ -1,7 +1,7 @@
 """Training of sequence-to-sequence modules: the skorch net, its loss, scores and schedule.
 
 The translator trains through the package's one training stack
-(:mod:`._training`): the same precision, devices, callbacks, checkpoints,
+(:mod:`._net`, :mod:`._callbacks`): the same precision, devices, callbacks, checkpoints,
 early stopping and time budget as the classifiers; this module adds what a
 sequence-to-sequence model needs on top (teacher forcing, a loss and
 perplexity per target token, the Transformer's learning-rate schedule).
@@ -18,7 +18,7 @@ from torch.optim.lr_scheduler import LambdaLR
 
 from ..text._sequences import PAD_ID
 from ._batching import BatchBudget
-from ._training import NetMixin, net_params
+from ._net import NetMixin, net_params
 
 __all__ = [
     "Perplexity",
@@ -56,7 +56,7 @@ class TranslationNet(NetMixin, NeuralNet):
     ``train_loss`` and ``valid_loss`` are means over its target tokens (each
     batch weighs its number of target tokens, not of sentences), and each
     epoch with validation records ``valid_perplexity`` (:class:`Perplexity`).
-    See :class:`~sklearn_lama.training._training.NetMixin` for ``precision``.
+    See :class:`~sklearn_lama.training._net.NetMixin` for ``precision``.
     """
 
     def get_default_callbacks(self):

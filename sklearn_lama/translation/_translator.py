@@ -15,20 +15,12 @@ from skorch.callbacks import EarlyStopping
 from ..modules import DuoTranslationModule
 from ..text._sequences import TokenSequences
 from ..training._batching import PairBatches
+from ..training._callbacks import TimeBudget, build_callbacks, checkpoint_template, fit_key
+from ..training._devices import check_device, check_precision, loading_device
+from ..training._net import restore_training_state, training_state
+from ..training._parameters import TRAINING_CONSTRAINTS
 from ..training._seq2seq import make_translation_net, schedule_callback
-from ..training._training import (
-    TRAINING_CONSTRAINTS,
-    RowSplit,
-    TimeBudget,
-    build_callbacks,
-    check_device,
-    check_precision,
-    checkpoint_template,
-    fit_key,
-    loading_device,
-    restore_training_state,
-    training_state,
-)
+from ..training._splits import RowSplit
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils._threads import resolve_threads, torch_threads

@@ -1,0 +1,271 @@
+"""The callbacks of the training stack: time budget, weight averaging, checkpoints."""
+
+import hashlib
+import os
+import time
+
+import numpy as np
+import torch
+from skorch.callbacks import Callback, Checkpoint, EarlyStopping, ProgressBar
+
+from ..utils._persistence import check_writable, save_weights
+from ._parameters import TRAINING_PARAMETERS
+
+__all__ = [
+    "EpochCut",
+    "TimeBudget",
+    "WeightAveraging",
+    "WeightsCheckpoint",
+    "averaging_decay",
+    "build_callbacks",
+    "checkpoint_template",
+    "fit_key",
+]
+
+
+def _silent(*args, **kwargs):
+    """A sink for skorch messages when ``verbose=0``."""
+
+
+class EpochCut(Callback):
+    """A callback that may end a training epoch before its last batch.
+
+    The nets of the package (:class:`NetMixin`) call :meth:`ends_epoch`
+    after every training batch and skip the epoch's remaining training
+    batches when it returns True; validation and the epoch's end run as
+    usual.
+    """
+
+    def ends_epoch(self, net):
+        """Whether the current epoch's training ends after the batch just done."""
+        return False
+
+
+class TimeBudget(EpochCut):
+    """The training time of a fit, recorded per epoch as ``seconds``, and a budget on it.
+
+    The time counts each epoch from its beginning to the end of its last
+    batch, training and validation, plus ``spent`` (work done for the fit
+    before training, e.g. starting vectors); the work of the epoch's end
+    (scores, checkpoints, a callback that measures something) does not
+    count. When a training batch ends past ``max_time``, the epoch's other
+    training batches are skipped, the epoch is validated and recorded as
+    usual, and training stops as early stopping stops it (the best epoch's
+    weights are kept when there is validation). At least one batch is
+    trained.
+
+    Parameters
+    ----------
+    max_time : float or None, default=None
+        Budget in seconds; ``None`` records the time without a budget.
+    spent : float, default=0.0
+        Seconds spent on the fit before training started.
+    """
+
+    def __init__(self, max_time=None, spent=0.0):
+        self.max_time = max_time
+        self.spent = spent
+
+    def initialize(self):
+        self.seconds_ = self.spent
+        self.exhausted_ = False
+        self.epoch_start_ = None
+        self.before_epoch_ = self.spent
+        return self
+
+    def on_train_begin(self, net, **kwargs):
+        self.initialize()
+
+    def on_epoch_begin(self, net, **kwargs):
+        self.epoch_start_ = time.perf_counter()
+        self.before_epoch_ = self.seconds_
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        self.seconds_ = self.before_epoch_ + time.perf_counter() - self.epoch_start_
+        net.history.record("seconds", self.seconds_)
+        if training and self.max_time is not None and self.seconds_ > self.max_time:
+            self.exhausted_ = True
+
+    def ends_epoch(self, net):
+        return self.exhausted_
+
+    def on_epoch_end(self, net, **kwargs):
+        if self.exhausted_:
+            raise KeyboardInterrupt
+
+
+def _stopped_training(callback):
+    """Whether ``callback`` ended training (early stopping, the time budget), not the user."""
+    if isinstance(callback, EarlyStopping):
+        return callback.misses_ >= callback.patience
+    return isinstance(callback, TimeBudget) and callback.exhausted_
+
+
+def fit_key(estimator, *arrays):
+    """12 hex digits identifying one fit: the estimator's parameters and its training data.
+
+    ``arrays`` are the training data (``None`` entries are skipped). The same
+    parameters on the same data give the same key, so a checkpoint file of a
+    killed fit is found again under its name; every fit of a search (another
+    candidate or another split) gets its own. Parameters declared not to
+    identify a fit (where it runs, is written or reported) are left out.
+    """
+    ignored = {name for name, param in TRAINING_PARAMETERS.items() if not param.identifies_fit}
+    params = {k: v for k, v in estimator.get_params(deep=False).items() if k not in ignored}
+    digest = hashlib.sha256(f"{type(estimator).__name__}{sorted(params.items())!r}".encode())
+    for array in arrays:
+        if array is not None:
+            digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:12]
+
+
+class WeightAveraging(Callback):
+    """An exponential moving average of the weights, validated and kept in their place.
+
+    The average starts from the weights training starts from and, after
+    every training step, moves towards the trained weights by ``1 - decay``
+    (Polyak averaging). Each epoch's validation runs on the average, and at
+    the epoch's end the network holds it: early stopping's choice of the
+    best epoch, checkpoints and the weights the estimator keeps are
+    averages. The next epoch trains on from the optimiser's own weights.
+    Only trainable parameters are averaged.
+    """
+
+    def __init__(self, decay):
+        self.decay = decay
+
+    def initialize(self):
+        self.average_ = None
+        self.trained_ = None
+        return self
+
+    def _parameters(self, net):
+        return [p for p in net.module_.parameters() if p.requires_grad]
+
+    def on_train_begin(self, net, **kwargs):
+        self.average_ = [p.detach().clone() for p in self._parameters(net)]
+        self.trained_ = None
+
+    def on_epoch_begin(self, net, **kwargs):
+        if self.trained_ is not None:
+            with torch.no_grad():
+                for p, trained in zip(self._parameters(net), self.trained_):
+                    p.copy_(trained)
+            self.trained_ = None
+
+    def on_batch_begin(self, net, training=False, **kwargs):
+        if not training:
+            self._swap_in(net)
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        if training:
+            with torch.no_grad():
+                for average, p in zip(self.average_, self._parameters(net)):
+                    average.lerp_(p.detach(), 1 - self.decay)
+
+    def on_epoch_end(self, net, **kwargs):
+        # Without validation batches the epoch's end is the first place to swap.
+        self._swap_in(net)
+
+    def on_train_end(self, net, **kwargs):
+        if self.average_ is not None:
+            self._swap_in(net)
+        # The copies are not part of the model: a pickled estimator stays its size.
+        self.average_ = self.trained_ = None
+
+    def _swap_in(self, net):
+        """Put the average into the network, keeping the trained weights aside."""
+        if self.trained_ is not None:
+            return
+        parameters = self._parameters(net)
+        with torch.no_grad():
+            self.trained_ = [p.detach().clone() for p in parameters]
+            for p, average in zip(parameters, self.average_):
+                p.copy_(average)
+
+
+def averaging_decay(horizon, n_documents, batch_size):
+    """The per-step decay of an average over ``horizon`` epochs of ``n_documents``.
+
+    ``1 - 1 / (horizon * steps)`` with ``ceil(n_documents / batch_size)``
+    steps per epoch, so that the average spans the same share of an epoch
+    on any corpus; 0 (no averaging) when that spans less than one step.
+    """
+    steps = -(-n_documents // batch_size)
+    return max(0.0, 1.0 - 1.0 / (horizon * steps))
+
+
+class WeightsCheckpoint(Checkpoint):
+    """skorch's :class:`~skorch.callbacks.Checkpoint`, writing weights-only files.
+
+    skorch decides when to write (``monitor``: the epochs that lower the
+    validation loss, or every epoch without validation) and formats the file
+    name (``{last_epoch[epoch]}`` and the other fields of skorch's
+    templates); ``{fit}`` is replaced by :func:`fit_key`, which is inserted
+    before the suffix when the path does not contain it, so that every fit of
+    a search writes its own file. The file holds the whole estimator, which
+    ``estimator.net_`` must be the net in training of.
+    """
+
+    def __init__(self, estimator, f_weights, monitor="valid_loss_best", sink=_silent):
+        super().__init__(
+            monitor=monitor,
+            f_params=None,
+            f_optimizer=None,
+            f_criterion=None,
+            f_history=None,
+            sink=sink,
+        )
+        self.estimator = estimator
+        self.f_weights = f_weights
+
+    def save_model(self, net):
+        save_weights(self.estimator, self._format_target(net, self.f_weights, -1))
+
+
+def checkpoint_template(path, key):
+    """The checkpoint file template of one fit (see :class:`WeightsCheckpoint`)."""
+    path = os.fspath(path)
+    check_writable(path, "checkpoint")
+    if "{fit}" not in path:
+        stem, suffix = os.path.splitext(path)
+        path = f"{stem}-{{fit}}{suffix}"
+    return path.replace("{fit}", key)
+
+
+def build_callbacks(estimator, split, checkpoint, extra, averaging=0.0):
+    """The net's callbacks: the user's, progress, averaging, checkpoint, early stopping, ``extra``.
+
+    ``estimator`` has the parameters ``callbacks``, ``verbose`` and
+    ``patience``; ``split`` is the net's ``train_split`` (``None``: no
+    validation, hence no early stopping); ``extra`` are the estimator's own
+    callbacks (e.g. a learning-rate schedule), last. ``averaging`` is the
+    per-step decay of the weight average (:class:`WeightAveraging`); 0
+    leaves it out.
+    """
+    callbacks = list(estimator.callbacks or [])
+    if estimator.verbose:
+        callbacks.append(ProgressBar())
+    if averaging:
+        # Before the checkpoint and early stopping, which must see the average.
+        callbacks.append(WeightAveraging(averaging))
+    if checkpoint is not None:
+        callbacks.append(
+            WeightsCheckpoint(
+                estimator,
+                checkpoint,
+                monitor="valid_loss_best" if split is not None else None,
+                sink=print if estimator.verbose else _silent,
+            )
+        )
+    if split is not None:
+        callbacks.append(
+            EarlyStopping(
+                monitor="valid_loss",
+                patience=estimator.patience,
+                load_best=True,
+                sink=print if estimator.verbose else _silent,
+            )
+        )
+    callbacks.extend(extra)
+    return callbacks

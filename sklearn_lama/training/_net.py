@@ -1,0 +1,228 @@
+"""The skorch nets and their resumable state."""
+
+import copy
+
+import torch
+from skorch import NeuralNetClassifier
+from skorch.callbacks import EpochScoring
+from skorch.history import History
+from skorch.utils import TeeGenerator
+
+from ._batching import make_loader
+from ._callbacks import EpochCut, _stopped_training
+from ._devices import run_precision, to_device
+from ._parameters import OPTIMIZERS, PRECISIONS
+
+__all__ = [
+    "NetMixin",
+    "PenalisedNet",
+    "make_net",
+    "net_params",
+    "restore_training_state",
+    "training_state",
+]
+
+
+class NetMixin:
+    """What every skorch net of the package adds to skorch's: precision, devices, stopping.
+
+    ``precision`` (a key of :data:`PRECISIONS`) runs the forward pass under
+    :func:`torch.autocast` with that dtype, and ``"16-mixed"`` (CUDA only)
+    scales the loss with a :class:`torch.amp.GradScaler` so that small
+    float16 gradients do not underflow. Dict batches are moved to the
+    device; on CUDA, batches come from pinned memory and are copied without
+    blocking. After every training batch the net asks its
+    :class:`EpochCut` callbacks whether the epoch ends there (the time
+    budget); the epoch is then validated and recorded as usual. A user's
+    interruption (``KeyboardInterrupt``) is told apart from the ones that
+    early stopping and the time budget raise to stop training:
+    ``interrupted_`` says which it was.
+    """
+
+    def __init__(self, *args, precision="32", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.precision = precision
+
+    def initialize(self):
+        super().initialize()
+        scaled = self.precision == "16-mixed"
+        self.scaler_ = torch.amp.GradScaler(torch.device(self.device).type) if scaled else None
+        return self
+
+    def autocast(self):
+        """The autocast context of the net's ``precision`` on its device."""
+        dtype = PRECISIONS[self.precision]
+        device_type = torch.device(self.device).type
+        return torch.autocast(device_type, dtype=dtype, enabled=dtype is not None)
+
+    def infer(self, x, **fit_params):
+        if isinstance(x, dict):
+            x = {k: to_device(v, self.device) for k, v in x.items()}
+        with self.autocast():
+            return super().infer(x, **fit_params)
+
+    def train_step(self, batch, **fit_params):
+        if self.scaler_ is None:
+            return super().train_step(batch, **fit_params)
+        # The scaled loss goes backward; gradients are unscaled before the
+        # callbacks see them (e.g. GradientNormClipping) and the step, which
+        # the scaler skips when they hold inf or NaN.
+        self._zero_grad_optimizer()
+        self._set_training(True)
+        Xi, yi = batch
+        y_pred = self.infer(Xi, **fit_params)
+        loss = self.get_loss(y_pred, yi, X=Xi, training=True)
+        self.scaler_.scale(loss).backward()
+        for name in self._optimizers:
+            self.scaler_.unscale_(getattr(self, name + "_"))
+        self.notify(
+            "on_grad_computed",
+            named_parameters=TeeGenerator(self.get_all_learnable_params()),
+            batch=batch,
+            training=True,
+        )
+        for name in self._optimizers:
+            self.scaler_.step(getattr(self, name + "_"))
+        self.scaler_.update()
+        return {"loss": loss, "y_pred": y_pred}
+
+    def fit_loop(self, X, y=None, **fit_params):
+        # skorch swallows KeyboardInterrupt (then restores the best weights in
+        # on_train_end), and its EarlyStopping stops training by raising one,
+        # as the time budget does. Remember a user's interruption so the
+        # estimator can say so.
+        self.interrupted_ = False
+        try:
+            return super().fit_loop(X, y, **fit_params)
+        except KeyboardInterrupt:
+            self.interrupted_ = not any(_stopped_training(cb) for _, cb in self.callbacks_)
+            raise
+
+    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
+        if training and iterator is not None:
+            iterator = self._until_cut(iterator)
+        return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
+
+    def _until_cut(self, batches):
+        """The epoch's training batches, up to the one after which a callback ends the epoch."""
+        cuts = [cb for _, cb in self.callbacks_ if isinstance(cb, EpochCut)]
+        for batch in batches:
+            yield batch
+            if any(cb.ends_epoch(self) for cb in cuts):
+                return
+
+
+class PenalisedNet(NetMixin, NeuralNetClassifier):
+    """skorch classifier whose module returns ``(logits, penalty)``.
+
+    A batch is ``(X, y)`` with ``X`` a
+    :class:`~sklearn_lama.training._batching.WeightedBatch`: the module is
+    called on ``X.inputs``, and the loss of the batch is the mean over its
+    documents of each document's cross-entropy times its weight in
+    ``X.weights`` (``sample_weight`` and ``class_weight``), plus the penalty
+    (e.g. LAMA's disagreement term, Eq. 18); prediction uses the logits
+    only. Besides skorch's scores, each epoch records
+    ``train_acc``, the accuracy on the training batches. See
+    :class:`NetMixin` for ``precision``.
+    """
+
+    def get_default_callbacks(self):
+        # From the predictions made while training (skorch caches them): no extra pass.
+        train_acc = EpochScoring(
+            "accuracy", name="train_acc", on_train=True, lower_is_better=False
+        )
+        return [*super().get_default_callbacks(), ("train_acc", train_acc)]
+
+    def infer(self, x, **fit_params):
+        logits, penalty = super().infer(x.inputs, **fit_params)
+        # The loss, scores and probabilities are computed in float32.
+        return logits.float(), penalty.float()
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        logits, penalty = y_pred
+        losses = self.criterion_(logits, y_true.to(logits.device))
+        return (losses * X.weights.to(losses)).mean() + penalty
+
+
+def net_params(estimator, split, callbacks, device, budget):
+    """skorch arguments that every net of the package takes from its estimator.
+
+    Validation split, callbacks, device, ``precision`` (see
+    :func:`run_precision`), progress (``verbose``) and data loading: length
+    buckets in training, batches within ``budget`` (a
+    :class:`~sklearn_lama.training._batching.BatchBudget`), from pinned
+    memory on CUDA.
+    """
+    pinned = device.type == "cuda"
+    return {
+        "train_split": split,
+        "callbacks": callbacks,
+        "device": str(device),
+        "iterator_train": make_loader,
+        "iterator_train__shuffle": True,
+        "iterator_train__budget": budget,
+        "iterator_train__pin_memory": pinned,
+        "iterator_valid": make_loader,
+        "iterator_valid__budget": budget,
+        "iterator_valid__pin_memory": pinned,
+        "precision": run_precision(estimator.precision, device),
+        "verbose": int(estimator.verbose),
+    }
+
+
+def make_net(estimator, network, split, callbacks, device, budget):
+    """The skorch net that trains ``network`` with the estimator's settings, within ``budget``."""
+    optimizer_params = {"optimizer__weight_decay": estimator.weight_decay}
+    if estimator.optimizer == "sgd":
+        optimizer_params["optimizer__momentum"] = estimator.momentum
+    return PenalisedNet(
+        module=network,
+        criterion=torch.nn.CrossEntropyLoss,
+        criterion__reduction="none",
+        optimizer=OPTIMIZERS[estimator.optimizer],
+        lr=estimator.lr,
+        max_epochs=estimator.max_epochs,
+        batch_size=estimator.batch_size,
+        iterator_valid__batch_size=max(estimator.batch_size, estimator.inference_batch_size),
+        **net_params(estimator, split, callbacks, device, budget),
+        **optimizer_params,
+    )
+
+
+def _optimizer_name(optimizer):
+    return next(k for k, v in OPTIMIZERS.items() if type(optimizer) is v)
+
+
+def training_state(net):
+    """What continued training needs from a fitted net (references, not copies)."""
+    return {
+        "network": net.module_.state_dict(),
+        "optimizer": _optimizer_name(net.optimizer_),
+        "optimizer_state": net.optimizer_.state_dict()["state"],
+        "history": net.history.to_list(),
+    }
+
+
+def restore_training_state(estimator, net, state):
+    """Load a previous training's weights, optimizer state and history into ``net``."""
+    try:
+        net.module_.load_state_dict(state["network"])
+    except RuntimeError as exc:
+        raise ValueError(
+            f"The trained network does not fit the one {type(estimator).__name__}'s "
+            "current parameters build (were architecture parameters changed after "
+            f"fitting?): {str(exc).splitlines()[0]}"
+        ) from None
+    # The state may still belong to another net (warm start): copies keep that
+    # net untouched while this one trains.
+    if state["optimizer"] == _optimizer_name(net.optimizer_):
+        # The saved moments, with the param groups (lr, ...) of the current parameters.
+        current = net.optimizer_.state_dict()
+        net.optimizer_.load_state_dict(
+            {**current, "state": copy.deepcopy(state["optimizer_state"])}
+        )
+    # skorch's LRScheduler resumes a schedule at the epoch count of the
+    # history, which torch allows only when each group records its initial lr.
+    for group in net.optimizer_.param_groups:
+        group.setdefault("initial_lr", group["lr"])
+    net.history = History(copy.deepcopy(state["history"]))
