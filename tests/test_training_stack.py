@@ -11,7 +11,7 @@ from torch.nn import functional as F
 
 from sklearn_lama import DuoTranslator, LAMAClassifier
 from sklearn_lama.training._batching import PairBatches
-from sklearn_lama.training._callbacks import EpochCut, TimeBudget
+from sklearn_lama.training._callbacks import EpochCut, TimeBudget, build_callbacks
 from sklearn_lama.training._seq2seq import transformer_schedule
 
 from .test_translator import BRIEF, EN, FR
@@ -44,7 +44,7 @@ def _classifier(**params):
 
 
 def test_time_budget_stops_a_classifier_after_one_batch():
-    clf = _classifier(max_epochs=5, callbacks=[TimeBudget(max_time=1e-9)])
+    clf = _classifier(max_epochs=5, max_time=1e-9)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # stopped by the budget: not an interruption
         clf.fit(IDS, IDS_Y)
@@ -54,9 +54,12 @@ def test_time_budget_stops_a_classifier_after_one_batch():
 
 
 def test_time_budget_counts_what_was_spent_before_training():
-    clf = _classifier(max_epochs=2, early_stopping=False, callbacks=[TimeBudget(spent=100.0)])
+    clf = _classifier(max_epochs=2, early_stopping=False)
+    split, extra = None, []
+    budget = build_callbacks(clf, split, None, extra, spent=100.0)[-1]
+    assert isinstance(budget, TimeBudget) and budget.spent == 100.0
     seconds = clf.fit(IDS, IDS_Y).net_.history[:, "seconds"]
-    assert len(seconds) == 2 and 100 < seconds[0] < seconds[1]
+    assert len(seconds) == 2 and 0 < seconds[0] < seconds[1] < 100
 
 
 def test_epoch_cut_ends_every_epoch_early():

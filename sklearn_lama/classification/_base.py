@@ -9,7 +9,6 @@ and reads it through the adapter of its kind into batches
 fitted net over them.
 """
 
-import inspect
 import warnings
 
 import numpy as np
@@ -28,6 +27,7 @@ from ..training._devices import check_device, check_precision, loading_device
 from ..training._inference import run_sorted
 from ..training._net import make_net, restore_training_state, training_state
 from ..training._splits import train_split
+from ..utils._parameters import DeclaredParameters
 from ..utils._threads import resolve_threads, torch_threads
 from ._docstrings import classifier_docstring
 from ._inputs import read_input, restore_adapter
@@ -36,7 +36,7 @@ from ._nb_features import NaiveBayesColumns
 __all__ = ["BaseSequenceClassifier"]
 
 
-class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
+class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator):
     """Base class of the sequence classifiers; not for direct use.
 
     Accepted inputs ``X``:
@@ -50,33 +50,10 @@ class BaseSequenceClassifier(ClassifierMixin, BaseEstimator):
     - 3-D float array ``(n, T, d)``: pre-computed token vectors.
     """
 
-    # name -> Param: every parameter of the classifier, declared once (see ._parameters).
-    _parameters = {}
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        names = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
-        undeclared = sorted(set(names) ^ set(cls._parameters))
-        if undeclared:
-            raise TypeError(
-                f"{cls.__name__}: the parameters of __init__ and the declarations in "
-                f"_parameters differ in {undeclared}."
-            )
-        # scikit-learn's constraints and the docstring's Parameters section
-        # come from the declarations, in the order of the signature.
-        cls._parameter_constraints = {
-            name: param.constraints for name, param in cls._parameters.items()
-        }
-        cls.__doc__ = classifier_docstring(cls.__doc__, cls._parameters, names)
-
-    def _keep_arguments(self, arguments):
-        """Store every ``__init__`` argument unchanged, as the attribute of its name.
-
-        scikit-learn's convention; ``arguments`` are the ``locals()`` of a
-        subclass's ``__init__``, whose signature lists the parameters.
-        """
-        for name in self._get_param_names():
-            setattr(self, name, arguments[name])
+    @classmethod
+    def _render_docstring(cls, doc, names):
+        # The Parameters entries, and the texts every classifier shares.
+        return classifier_docstring(doc, cls._parameters, names)
 
     # -------------------------------------------------------------- hooks
     def _build_core(self, input_size, n_classes):

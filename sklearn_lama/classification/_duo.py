@@ -179,6 +179,7 @@ class DuoClassifier(BaseSequenceClassifier):
         nb_bigram_weight=1.0,
         nb_folds=0,
         max_epochs=20,
+        max_time=None,
         batch_size=32,
         optimizer="adam",
         lr=1e-3,

@@ -142,6 +142,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         nb_bigram_weight=3.0,
         nb_folds=10,
         max_epochs=20,
+        max_time=None,
         batch_size=32,
         optimizer="adam",
         lr=0.01,

@@ -180,6 +180,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         nb_bigram_weight=0.5,
         nb_folds=0,
         max_epochs=20,
+        max_time=None,
         batch_size=32,
         optimizer="adam",
         lr=1e-3,

@@ -110,7 +110,8 @@ def fit_key(estimator, *arrays):
     candidate or another split) gets its own. Parameters declared not to
     identify a fit (where it runs, is written or reported) are left out.
     """
-    ignored = {name for name, param in TRAINING_PARAMETERS.items() if not param.identifies_fit}
+    declared = getattr(type(estimator), "_parameters", None) or TRAINING_PARAMETERS
+    ignored = {name for name, param in declared.items() if not param.identifies_fit}
     params = {k: v for k, v in estimator.get_params(deep=False).items() if k not in ignored}
     digest = hashlib.sha256(f"{type(estimator).__name__}{sorted(params.items())!r}".encode())
     for array in arrays:
@@ -233,13 +234,15 @@ def checkpoint_template(path, key):
     return path.replace("{fit}", key)
 
 
-def build_callbacks(estimator, split, checkpoint, extra, averaging=0.0):
+def build_callbacks(estimator, split, checkpoint, extra, averaging=0.0, spent=0.0):
     """The net's callbacks: the user's, progress, averaging, checkpoint, early stopping, ``extra``.
 
-    ``estimator`` has the parameters ``callbacks``, ``verbose`` and
-    ``patience``; ``split`` is the net's ``train_split`` (``None``: no
-    validation, hence no early stopping); ``extra`` are the estimator's own
-    callbacks (e.g. a learning-rate schedule), last. ``averaging`` is the
+    ``estimator`` has the parameters ``callbacks``, ``verbose``,
+    ``patience`` and ``max_time`` (a :class:`TimeBudget`, the last callback,
+    to which ``spent`` seconds of work before training already count);
+    ``split`` is the net's ``train_split`` (``None``: no validation, hence no
+    early stopping); ``extra`` are the estimator's own callbacks (e.g. a
+    learning-rate schedule), before the budget. ``averaging`` is the
     per-step decay of the weight average (:class:`WeightAveraging`); 0
     leaves it out.
     """
@@ -268,4 +271,5 @@ def build_callbacks(estimator, split, checkpoint, extra, averaging=0.0):
             )
         )
     callbacks.extend(extra)
+    callbacks.append(TimeBudget(estimator.max_time, spent))
     return callbacks

@@ -36,6 +36,16 @@ TRAINING_PARAMETERS = {
         [Interval(Integral, 1, None, closed="left")],
         "Maximum passes over the training data.",
     ),
+    "max_time": Param(
+        "float or None",
+        None,
+        [Interval(Real, 0, None, closed="neither"), None],
+        """Training budget of a ``fit`` in seconds (``None``: none), checked after
+        every training batch: the epoch then ends there (it is still validated
+        and recorded) and training stops. Validation counts; what callbacks do
+        at the end of an epoch does not. ``net_.history`` records the time so
+        far as ``seconds``.""",
+    ),
     "lr": Param("float", 1e-3, [Interval(Real, 0, None, closed="neither")], "Learning rate."),
     "early_stopping": Param(
         "bool",

@@ -2,8 +2,6 @@
 
 import time
 import warnings
-from numbers import Integral, Real
-from typing import ClassVar
 
 import numpy as np
 import torch
@@ -15,16 +13,16 @@ from skorch.callbacks import EarlyStopping
 from ..modules import DuoTranslationModule
 from ..text._sequences import TokenSequences
 from ..training._batching import PairBatches
-from ..training._callbacks import TimeBudget, build_callbacks, checkpoint_template, fit_key
+from ..training._callbacks import build_callbacks, checkpoint_template, fit_key
 from ..training._devices import check_device, check_precision, loading_device
 from ..training._net import restore_training_state, training_state
-from ..training._parameters import TRAINING_CONSTRAINTS
 from ..training._seq2seq import make_translation_net, schedule_callback
 from ..training._splits import RowSplit
+from ..utils._parameters import DeclaredParameters
 from ..utils._persistence import register
-from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils._threads import resolve_threads, torch_threads
 from ._decoding import beam_search, greedy_search
+from ._parameters import TRANSLATOR_PARAMETERS
 from ._subword_vectors import start_from_word2vec
 from ._subwords import (
     BOS_ID,
@@ -40,7 +38,7 @@ __all__ = ["DuoTranslator"]
 
 
 @register
-class DuoTranslator(BaseEstimator):
+class DuoTranslator(DeclaredParameters, BaseEstimator):
     """Duo Transformer translator (meta-embedding encoder-decoder) for lists of sentences.
 
     An encoder-decoder Transformer whose tokens are read through two embedding
@@ -82,120 +80,7 @@ class DuoTranslator(BaseEstimator):
 
     Parameters
     ----------
-    d_model : int, default=256
-        Width of each embedding stream and of every layer.
-    n_heads : int, default=4
-        Attention heads; must divide ``d_model``.
-    d_ff : int, default=1024
-        Feed-forward width.
-    n_layers : int, default=3
-        Encoder layers and decoder layers (each).
-    dropout : float, default=0.1
-    meta_embeddings, weight_sharing, duo_norm, fusion : bool, default=True
-        The Duo model's parts, in the order of the paper's ablation (Table 6).
-    embedding_init : {"auto", "word2vec", "random"}, default="auto"
-        How the subword embedding tables start. ``"word2vec"``: from word2vec
-        vectors (gensim) learned in ``fit`` on the training pairs' subwords,
-        one model per stream and side: CBOW for the first stream, skip-gram
-        for the second. The two streams are then two separately trained
-        embeddings of the same tokens, as the paper's meta-embeddings are
-        (it pairs pretrained GloVe tables); from two random tables they
-        differ only by their random start. ``"random"``: normal, as in the
-        vanilla Transformer. ``"auto"``: ``"word2vec"`` with
-        ``meta_embeddings``, else ``"random"``, so that all flags off is the
-        vanilla Transformer. The vectors are rescaled to a quarter of the
-        spread of the random start; their training time counts in
-        ``max_time``. A source read from a
-        :class:`~sklearn_lama.MetaEmbeddingTransformer` keeps its tables.
-    vocab_size : int, default=8000
-        Subwords per side (a soft limit: fewer on a small corpus).
-    label_smoothing : float, default=0.1
-        Label smoothing of the training loss (the validation loss has none).
-    lr : float, default=1e-3
-        Peak learning rate, reached at the end of the warm-up.
-    warmup_steps : int, default=1000
-        Updates of the linear warm-up.
-    max_batch_tokens : int, default=4096
-        Padded tokens (sentences x longest of source and target) per batch,
-        in training and validation; also bounds the sentences x beams x
-        length decoded at once in ``predict``.
-    max_epochs : int, default=30
-        Maximum passes over the training pairs.
-    max_time : float or None, default=None
-        Training budget of a ``fit`` in seconds, checked after every training
-        batch: the epoch then ends there (it is still validated and
-        recorded) and training stops. The word2vec starting vectors and
-        validation count; what callbacks do at the end of an epoch (e.g. a
-        BLEU measurement) does not. ``history_`` records the time so far
-        as ``seconds``.
-    early_stopping : bool, default=True
-        Hold out ``validation_fraction`` of the pairs (at random) and keep
-        the weights of the epoch with the lowest validation loss, stopping
-        after ``patience`` epochs without improvement. Skipped when the
-        held-out share rounds to no pair. The subwords and word2vec vectors
-        are learned on the other pairs only.
-    validation_fraction : float, default=0.1
-        Share of the pairs held out for early stopping.
-    patience : int, default=3
-        Epochs without a lower validation loss before stopping.
-    beam_size : int, default=4
-        1 for greedy decoding.
-    length_penalty : float, default=0.6
-        Exponent of the GNMT length penalty in beam search.
-    max_length : int or None, default=None
-        Most target subwords per translation; ``None``: twice the source
-        length plus 10.
-    max_source_length : int, default=512
-        Most subwords (or tokens of a ``TokenSequences``) of a source that
-        ``predict`` reads: a longer source is cut to its first
-        ``max_source_length``, with a warning. With ``max_length`` this
-        bounds the time and memory of every translation.
-    callbacks : list or None, default=None
-        skorch callbacks added to the net, as instances or ``(name,
-        callback)`` pairs, e.g. one whose ``on_epoch_end`` measures BLEU per
-        epoch (it may call ``predict`` on the translator in training). They
-        are code, so :func:`~sklearn_lama.save_weights` does not store them:
-        a loaded estimator has ``callbacks=None``.
-    warm_start : bool, default=False
-        When the translator is already fitted, ``fit`` continues training the
-        current network, weights, optimizer state and learning-rate schedule,
-        for ``max_epochs`` more epochs instead of starting over. The subword
-        vocabularies of the first fit are kept (``vocab_size`` and
-        ``embedding_init`` no longer matter), ``X`` must be of the kind seen
-        then, and architecture parameters must not change. Early stopping
-        and the time budget start afresh on each call.
-    checkpoint : str or path-like, default=None
-        File name for checkpoints in the format of
-        :func:`~sklearn_lama.save_weights`, written after each epoch that
-        lowers the validation loss (after every epoch without validation),
-        as the classifiers write theirs: ``{fit}`` in the name (inserted
-        before the suffix when absent) becomes 12 hex digits identifying the
-        parameters and the training pairs, ``checkpoint_path_`` names the
-        file, and ``load_weights(path).set_params(warm_start=True).fit(X,
-        y)`` resumes. A path that cannot be written raises ``ValueError``
-        before training.
-    device : str or torch.device, default="cpu"
-        Where the network trains and translates: ``"cpu"``, ``"cuda"``,
-        ``"cuda:N"`` or ``"mps"``, where available.
-    precision : {"32", "bf16", "16-mixed"}, default="32"
-        Arithmetic of the forward pass, in training and decoding. ``"32"``:
-        float32 throughout. ``"bf16"``: :func:`torch.autocast` to bfloat16
-        (on the CPU, and on GPUs that support it); ``"16-mixed"``: autocast
-        to float16 with gradient scaling, CUDA only (elsewhere it raises
-        ``ValueError`` before training). Weights, optimizer state, loss and
-        decoding scores stay float32.
-    torch_threads : int or None, default=None
-        torch's intra-op threads during ``fit``, ``predict`` and ``score``;
-        the caller's setting is restored afterwards. ``None`` means 1, as
-        ``n_jobs=None`` does in scikit-learn; a positive int asks for that
-        many; a negative one counts from the CPUs the process was given: -1
-        is all of them.
-    verbose : int, default=0
-        Above 0, print a progress bar and a per-epoch table of training
-        loss, validation loss and perplexity, and time.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the validation split, the word2vec vectors, the
-        initialisation, dropout and batch order.
+    %(parameters)s
 
     Attributes
     ----------
@@ -238,28 +123,7 @@ class DuoTranslator(BaseEstimator):
     (1,)
     """
 
-    _parameter_constraints: ClassVar[dict] = {
-        **TRAINING_CONSTRAINTS,
-        "d_model": [Interval(Integral, 1, None, closed="left")],
-        "n_heads": [Interval(Integral, 1, None, closed="left")],
-        "d_ff": [Interval(Integral, 1, None, closed="left")],
-        "n_layers": [Interval(Integral, 0, None, closed="left")],
-        "dropout": [Interval(Real, 0, 1, closed="left")],
-        "meta_embeddings": ["boolean"],
-        "weight_sharing": ["boolean"],
-        "duo_norm": ["boolean"],
-        "fusion": ["boolean"],
-        "embedding_init": [StrOptions({"auto", "word2vec", "random"})],
-        # SentencePiece needs room for the 256 byte pieces, the reserved ids and the placeholders.
-        "vocab_size": [Interval(Integral, 300, None, closed="left")],
-        "label_smoothing": [Interval(Real, 0, 1, closed="left")],
-        "warmup_steps": [Interval(Integral, 1, None, closed="left")],
-        "max_time": [Interval(Real, 0, None, closed="neither"), None],
-        "beam_size": [Interval(Integral, 1, None, closed="left")],
-        "length_penalty": [Interval(Real, 0, None, closed="left")],
-        "max_length": [Interval(Integral, 1, None, closed="left"), None],
-        "max_source_length": [Interval(Integral, 1, None, closed="left")],
-    }
+    _parameters = TRANSLATOR_PARAMETERS
 
     def __init__(
         self,
@@ -297,38 +161,7 @@ class DuoTranslator(BaseEstimator):
         verbose=0,
         random_state=None,
     ):
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.d_ff = d_ff
-        self.n_layers = n_layers
-        self.dropout = dropout
-        self.meta_embeddings = meta_embeddings
-        self.weight_sharing = weight_sharing
-        self.duo_norm = duo_norm
-        self.fusion = fusion
-        self.embedding_init = embedding_init
-        self.vocab_size = vocab_size
-        self.label_smoothing = label_smoothing
-        self.lr = lr
-        self.warmup_steps = warmup_steps
-        self.max_batch_tokens = max_batch_tokens
-        self.max_epochs = max_epochs
-        self.max_time = max_time
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.patience = patience
-        self.beam_size = beam_size
-        self.length_penalty = length_penalty
-        self.max_length = max_length
-        self.max_source_length = max_source_length
-        self.callbacks = callbacks
-        self.warm_start = warm_start
-        self.checkpoint = checkpoint
-        self.device = device
-        self.precision = precision
-        self.torch_threads = torch_threads
-        self.verbose = verbose
-        self.random_state = random_state
+        self._keep_arguments(locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -484,12 +317,12 @@ class DuoTranslator(BaseEstimator):
                 src_vocab = X.vocabulary_size if tables is not None else len(self.source_subwords_)
                 module = self._build_module(src_vocab, tables)
                 spent, steps = self._start_embeddings(module, src_ids, tgt_ids, train, seed), 0
-            extra = [schedule_callback(self.warmup_steps, steps), TimeBudget(self.max_time, spent)]
+            extra = [schedule_callback(self.warmup_steps, steps)]
             net = make_translation_net(
                 self,
                 module,
                 split,
-                build_callbacks(self, split, self.checkpoint_path_, extra),
+                build_callbacks(self, split, self.checkpoint_path_, extra, spent=spent),
                 device,
             )
             net.initialize()
