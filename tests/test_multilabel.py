@@ -279,7 +279,7 @@ def test_persistence_of_targets_and_temperatures(tmp_path, y_kind):
     for a, b in zip(loaded.predict_proba(X), clf.predict_proba(X)):
         np.testing.assert_array_equal(a, b)
     if y_kind != "indicator":
-        assert isinstance(loaded._target, MultiOutput)
+        assert isinstance(loaded.target_encoder_, MultiOutput)
         for a, b in zip(loaded.classes_, clf.classes_):
             assert a.dtype == b.dtype
             np.testing.assert_array_equal(a, b)

@@ -103,12 +103,12 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         count; ``None`` rebuilds a network to receive trained weights.
         """
         naive_bayes = NaiveBayesColumns(
-            self.nb_unigram_weight, self.nb_bigram_weight, self.nb_folds, self._target
+            self.nb_unigram_weight, self.nb_bigram_weight, self.nb_folds, self.target_encoder_
         )
         lookup, sizes = self.input_adapter_.lookup(self.embedding_dim, naive_bayes, counted)
         combination = self._combination()
         return SequenceNetwork(
-            self._build_core(combination.input_size(sizes), self._target.n_outputs),
+            self._build_core(combination.input_size(sizes), self.target_encoder_.n_outputs),
             freeze=self.freeze_embeddings,
             combine=combination,
             embedding_dropout=self.embedding_dropout,
@@ -209,23 +209,25 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
                 sample_weight, np.empty((len(y), 0)), dtype=np.float64, ensure_non_negative=True
             )
         if resume:
-            if classes is not None and not self._target.same_classes(classes):
+            if classes is not None and not self.target_encoder_.same_classes(classes):
                 raise ValueError(
                     f"classes={classes!r} differs from the classes "
-                    f"of the first fit, {self._target.describe_classes()}."
+                    f"of the first fit, {self.target_encoder_.describe_classes()}."
                 )
             previous = training_state(self.net_)
         else:
-            self._target = learn_target(y, classes)
-            self.classes_ = self._target.classes_
+            self.target_encoder_ = learn_target(y, classes)
+            self.classes_ = self.target_encoder_.classes_
             self.input_adapter_ = adapter
-        y_encoded = self._target.encode(y)
-        label_weight = self._target.element_weights(y_encoded, self.class_weight)
+        y_encoded = self.target_encoder_.encode(y)
+        label_weight = self.target_encoder_.element_weights(y_encoded, self.class_weight)
         view = training_view(batches, y_encoded, sample_weight, label_weight)
 
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         split = (
-            train_split(self._target.strata(view.y), self.validation_fraction, seed, len(view))
+            train_split(
+                self.target_encoder_.strata(view.y), self.validation_fraction, seed, len(view)
+            )
             if epochs is None and self.early_stopping
             else None
         )
@@ -237,6 +239,8 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
                 f"of {self.validation_fraction} of {len(view)} rows). Set calibration=None."
             )
         self.checkpoint_path_ = None
+        # Checkpoints written while training hold the uncalibrated net.
+        self.temperature_ = None
         if self.checkpoint is not None:
             key = fit_key(
                 self, batches.ids, batches.offsets, batches.dense, y_encoded, sample_weight
@@ -261,7 +265,7 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
                 # The ratios count the rows trained on, the held-out ones left out.
                 counted = view if split is None else view.subset(split.train_rows)
                 network = self._build_network(counted)
-            net = make_net(self, network, split, callbacks, device, budget, self._target)
+            net = make_net(self, network, split, callbacks, device, budget, self.target_encoder_)
             net.initialize()
             if resume:
                 restore_training_state(self, net, previous)
@@ -269,7 +273,6 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             self.net_ = net
             net.partial_fit(view, view.y, epochs=epochs or self.max_epochs)
         self.n_epochs_ = len(net.history)
-        self.temperature_ = None
         if epochs is None and self.calibration is not None:
             self.temperature_ = self._fit_temperatures(
                 batches, budget, view.subset(split.valid_rows)
@@ -292,7 +295,7 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
                 documents=documents,
             ),
         )
-        return self._target.fit_temperatures(logits[held_out.index], held_out.y)
+        return self.target_encoder_.fit_temperatures(logits[held_out.index], held_out.y)
 
     def _warn_interrupted(self, split, epochs):
         kept = (
@@ -315,7 +318,7 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         """The fitted state as plain values and tensors, for :func:`~sklearn_lama.save_weights`."""
         state = {
             "input": self.input_adapter_.export(),
-            "target": self._target.export(),
+            "target": self.target_encoder_.export(),
             "temperature": None if self.temperature_ is None else self.temperature_.tolist(),
             "checkpoint_path": self.checkpoint_path_,
             **training_state(self.net_),
@@ -328,11 +331,11 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         """Become the fitted estimator that :meth:`_export_state` described."""
         self.input_adapter_ = restore_adapter(state["input"])
         if "target" in state:
-            self._target = restore_target(state["target"])
+            self.target_encoder_ = restore_target(state["target"])
         else:
             # Files written before several labels per document: one label each.
-            self._target = SingleLabel.restore(state)
-        self.classes_ = self._target.classes_
+            self.target_encoder_ = SingleLabel.restore(state)
+        self.classes_ = self.target_encoder_.classes_
         temperature = state.get("temperature")
         self.temperature_ = None if temperature is None else np.array(temperature)
         self.checkpoint_path_ = state["checkpoint_path"]
@@ -340,7 +343,13 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             self.n_features_in_ = state["n_features_in"]
         network = self._build_network()
         net = make_net(
-            self, network, None, [], loading_device(self), self._batch_budget(), self._target
+            self,
+            network,
+            None,
+            [],
+            loading_device(self),
+            self._batch_budget(),
+            self.target_encoder_,
         )
         net.initialize()
         restore_training_state(self, net, state)
@@ -363,7 +372,7 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             return collect(batches, pairs)
 
     def _collect_logits(self, batches, pairs):
-        logits = np.full((len(batches), self._target.n_outputs), np.nan)
+        logits = np.full((len(batches), self.target_encoder_.n_outputs), np.nan)
         # Each batch goes straight into the result: skorch's predict_proba keeps
         # one small array per batch until the end, and on glibc those pin the
         # heap between batches, so memory grew with the stream.
@@ -394,7 +403,7 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             n_labels)``; with a multi-output ``y``, one such array per task.
         """
         logits = self._logits(X)
-        return self._target.decision(logits)
+        return self.target_encoder_.decision(logits)
 
     def predict_proba(self, X):
         """Class probabilities, calibrated when ``calibration`` is set.
@@ -414,7 +423,7 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             array per task (as :class:`~sklearn.ensemble.RandomForestClassifier`).
         """
         logits = self._logits(X)
-        return self._target.proba(logits, self.temperature_)
+        return self.target_encoder_.proba(logits, self.temperature_)
 
     def predict(self, X):
         """Predicted class labels.
@@ -432,7 +441,7 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             multi-output ``y``, one column of labels per task.
         """
         logits = self._logits(X)
-        return self._target.predict(logits)
+        return self.target_encoder_.predict(logits)
 
     def attention_weights(self, X):
         """How much each token of each document is attended to.

@@ -13,6 +13,11 @@ __all__ = ["classifier_docstring"]
 FITTED_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,) or list of ndarray
         Class labels; with an indicator matrix ``y``, the column indices
         ``arange(n_labels)``; with a multi-output ``y``, one array per task.
+    target_encoder_ : object
+        The encoding of ``y`` chosen in ``fit`` from its kind (one label per
+        document, an indicator matrix, one column per task): it validates
+        and encodes ``y``, gives the loss and turns the logits into scores,
+        probabilities and labels.
     temperature_ : ndarray of shape (n_temperatures,) or None
         The temperatures of ``calibration="temperature"`` (one, or one per
         task), ``None`` without calibration.
