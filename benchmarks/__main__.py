@@ -1,6 +1,6 @@
 """Command line of the suite.
 
-``python -m benchmarks [params|runtime|peers|scaling|targets ...] --size quick|full``.
+``python -m benchmarks [params|runtime|peers|scaling|targets|multilabel ...] --size quick|full``.
 """
 
 import argparse
@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-from . import accuracy, params, peers, runtime, scaling, targets, translation
+from . import accuracy, multilabel, params, peers, runtime, scaling, targets, translation
 from ._env import ROOT, stamp
 from ._report import write
 
@@ -22,6 +22,7 @@ PARTS = {
     "scaling": scaling,
     "targets": targets,
     "translation": translation,
+    "multilabel": multilabel,
 }
 
 

@@ -14,10 +14,7 @@ import warnings
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
-from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..modules import ConcatenateTables, SequenceNetwork
@@ -32,6 +29,7 @@ from ..utils._threads import resolve_threads, torch_threads
 from ._docstrings import classifier_docstring
 from ._inputs import read_input, restore_adapter
 from ._nb_features import NaiveBayesColumns
+from ._targets import SingleLabel, learn_target, restore_target
 
 __all__ = ["BaseSequenceClassifier"]
 
@@ -48,6 +46,13 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
     - 2-D float array ``(n, T)``: ``T`` scalar features per document, read as a
       sequence of length ``T`` with one value per step.
     - 3-D float array ``(n, T, d)``: pre-computed token vectors.
+
+    Accepted targets ``y`` (:mod:`._targets`, chosen in ``fit``): one label
+    per document; a binary indicator matrix ``(n, n_labels)``, several
+    labels per document, one sigmoid each; or one column per task, each
+    with its own classes and a missing-label marker (``-1`` in a numeric
+    ``y``, ``None`` in an object ``y``), one softmax head per task over the
+    shared encoder.
     """
 
     @classmethod
@@ -56,8 +61,8 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         return classifier_docstring(doc, cls._parameters, names)
 
     # -------------------------------------------------------------- hooks
-    def _build_core(self, input_size, n_classes):
-        """The torch module that maps embedded tokens and their mask to logits."""
+    def _build_core(self, input_size, n_outputs):
+        """The torch module that maps embedded tokens and their mask to ``n_outputs`` logits."""
         raise NotImplementedError
 
     def _combination(self):
@@ -90,20 +95,20 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         self._check_batches(batches, budget)
         return adapter, batches, y, budget
 
-    def _build_network(self, n_classes, counted=None):
-        """The network over the input adapter's lookup.
+    def _build_network(self, counted=None):
+        """The network over the input adapter's lookup, with the target's outputs.
 
         ``counted`` are the training rows (a :class:`TrainingView`) whose
         batches carry the embedding tables and which the Naive Bayes ratios
         count; ``None`` rebuilds a network to receive trained weights.
         """
         naive_bayes = NaiveBayesColumns(
-            self.nb_unigram_weight, self.nb_bigram_weight, self.nb_folds, n_classes
+            self.nb_unigram_weight, self.nb_bigram_weight, self.nb_folds, self.target_encoder_
         )
         lookup, sizes = self.input_adapter_.lookup(self.embedding_dim, naive_bayes, counted)
         combination = self._combination()
         return SequenceNetwork(
-            self._build_core(combination.input_size(sizes), n_classes),
+            self._build_core(combination.input_size(sizes), self.target_encoder_.n_outputs),
             freeze=self.freeze_embeddings,
             combine=combination,
             embedding_dropout=self.embedding_dropout,
@@ -122,13 +127,18 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         ----------
         X : TokenSequences or array-like of shape (n_documents, n_tokens[, n_dims])
             Documents, e.g. the output of :class:`~sklearn_lama.Word2VecVectorizer`.
-        y : array-like of shape (n_documents,)
-            Class labels of any type scikit-learn accepts.
+        y : array-like of shape (n_documents,) or (n_documents, n_outputs)
+            Class labels of any type scikit-learn accepts; or a binary
+            indicator matrix, several labels per document (what
+            :class:`~sklearn.preprocessing.MultiLabelBinarizer` makes); or
+            one column of labels per task, ``-1`` (numeric ``y``) or
+            ``None`` (object ``y``) where a document has no label for a task.
         sample_weight : array-like of shape (n_documents,), default=None
             Non-negative weights: a document of weight ``w`` counts as
             ``floor(w)`` copies of it, plus one more whose loss is scaled by
             ``w - floor(w)``; so an integer weight is exactly the same as
-            repeating the document, and 0 as leaving it out.
+            repeating the document, and 0 as leaving it out. It weighs all
+            the labels (tasks) of the document alike.
 
         Returns
         -------
@@ -150,11 +160,13 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         X : TokenSequences or array-like of shape (n_documents, n_tokens[, n_dims])
             Documents; after the first call, of the kind (and vocabulary or
             number of tokens) seen then.
-        y : array-like of shape (n_documents,)
-            Class labels, all in ``classes``.
-        classes : array-like of shape (n_classes,), default=None
+        y : array-like of shape (n_documents,) or (n_documents, n_outputs)
+            Class labels, all in ``classes``; or a 2-D ``y`` as in :meth:`fit`.
+        classes : array-like of shape (n_classes,) or list of array-like, default=None
             Every label that will ever be passed. Required on the first call;
-            later calls may omit it but, if given, it must not change.
+            later calls may omit it but, if given, it must not change. For an
+            indicator matrix ``y``, its column indices ``0..n_labels-1``; for
+            a multi-output ``y``, one array of labels per task.
         sample_weight : array-like of shape (n_documents,), default=None
             As in :meth:`fit`.
 
@@ -192,31 +204,43 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         # X's path: validated and read through its adapter into batches, then
         # the training view, then the network over the adapter's lookup.
         adapter, batches, y, budget = self._read(X, y, reset=not resume)
-        check_classification_targets(y)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(
                 sample_weight, np.empty((len(y), 0)), dtype=np.float64, ensure_non_negative=True
             )
         if resume:
-            if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            if classes is not None and not self.target_encoder_.same_classes(classes):
                 raise ValueError(
-                    f"classes={np.unique(classes).tolist()!r} differs from the classes "
-                    f"of the first fit, {self.classes_.tolist()!r}."
+                    f"classes={classes!r} differs from the classes "
+                    f"of the first fit, {self.target_encoder_.describe_classes()}."
                 )
             previous = training_state(self.net_)
         else:
-            self._set_classes(y if classes is None else classes)
+            self.target_encoder_ = learn_target(y, classes)
+            self.classes_ = self.target_encoder_.classes_
             self.input_adapter_ = adapter
-        y_encoded = self._encode_labels(y)
-        view = training_view(batches, y_encoded, sample_weight, self._class_weights(y_encoded))
+        y_encoded = self.target_encoder_.encode(y)
+        label_weight = self.target_encoder_.element_weights(y_encoded, self.class_weight)
+        view = training_view(batches, y_encoded, sample_weight, label_weight)
 
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         split = (
-            train_split(view.y, self.validation_fraction, seed)
+            train_split(
+                self.target_encoder_.strata(view.y), self.validation_fraction, seed, len(view)
+            )
             if epochs is None and self.early_stopping
             else None
         )
+        if epochs is None and self.calibration is not None and split is None:
+            raise ValueError(
+                f"calibration={self.calibration!r} fits on the validation split that fit "
+                "holds out, and this fit holds none out: it needs early_stopping=True and "
+                "enough documents (at least 5 held out per class, a validation_fraction "
+                f"of {self.validation_fraction} of {len(view)} rows). Set calibration=None."
+            )
         self.checkpoint_path_ = None
+        # Checkpoints written while training hold the uncalibrated net.
+        self.temperature_ = None
         if self.checkpoint is not None:
             key = fit_key(
                 self, batches.ids, batches.offsets, batches.dense, y_encoded, sample_weight
@@ -236,12 +260,12 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             torch.manual_seed(seed + (len(previous["history"]) if resume else 0))
             if resume:
                 # Only the shapes matter: the trained weights are restored below.
-                network = self._build_network(len(self.classes_))
+                network = self._build_network()
             else:
                 # The ratios count the rows trained on, the held-out ones left out.
                 counted = view if split is None else view.subset(split.train_rows)
-                network = self._build_network(len(self.classes_), counted)
-            net = make_net(self, network, split, callbacks, device, budget)
+                network = self._build_network(counted)
+            net = make_net(self, network, split, callbacks, device, budget, self.target_encoder_)
             net.initialize()
             if resume:
                 restore_training_state(self, net, previous)
@@ -249,9 +273,29 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             self.net_ = net
             net.partial_fit(view, view.y, epochs=epochs or self.max_epochs)
         self.n_epochs_ = len(net.history)
+        if epochs is None and self.calibration is not None:
+            self.temperature_ = self._fit_temperatures(
+                batches, budget, view.subset(split.valid_rows)
+            )
         if net.interrupted_:
             self._warn_interrupted(split, epochs)
         return self
+
+    def _fit_temperatures(self, batches, budget, held_out):
+        """The target's temperatures, fitted on the logits of the held-out rows ``held_out``."""
+        documents = np.unique(held_out.index)
+        logits = self._collect_logits(
+            batches,
+            run_sorted(
+                self.net_,
+                batches,
+                _forward_logits,
+                budget,
+                batch_size=self.inference_batch_size,
+                documents=documents,
+            ),
+        )
+        return self.target_encoder_.fit_temperatures(logits[held_out.index], held_out.y)
 
     def _warn_interrupted(self, split, epochs):
         kept = (
@@ -269,51 +313,13 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             stacklevel=3,
         )
 
-    def _set_classes(self, labels):
-        encoder = LabelEncoder().fit(labels)
-        if len(encoder.classes_) < 2:
-            raise ValueError(
-                f"y contains only one class ({encoder.classes_[0]!r}); a classifier "
-                "needs samples of at least 2 classes."
-            )
-        self.classes_ = encoder.classes_
-
-    def _encode_labels(self, y):
-        unseen = set(np.unique(y).tolist()) - set(self.classes_.tolist())
-        if unseen:
-            raise ValueError(
-                f"y holds labels {sorted(unseen, key=repr)!r} that are not in classes_ "
-                f"{self.classes_.tolist()!r}. Continued training (warm_start, "
-                "partial_fit) keeps the classes of the first fit: refit with "
-                "warm_start=False, or pass every label as classes to the first "
-                "partial_fit call."
-            )
-        return np.searchsorted(self.classes_, y)
-
-    def _class_weights(self, y_encoded):
-        """One loss factor per encoded class, or ``None``."""
-        if self.class_weight is None:
-            return None
-        if isinstance(self.class_weight, dict):
-            unknown = set(self.class_weight) - set(self.classes_.tolist())
-            if unknown:
-                raise ValueError(
-                    f"class_weight names labels {sorted(unknown, key=repr)!r} that are not "
-                    f"in y (classes {self.classes_.tolist()!r})."
-                )
-        present = np.unique(y_encoded)
-        weights = np.ones(len(self.classes_))
-        weights[present] = compute_class_weight(
-            self.class_weight, classes=self.classes_[present], y=self.classes_[y_encoded]
-        )
-        return weights
-
     # -------------------------------------------------------- persistence
     def _export_state(self):
         """The fitted state as plain values and tensors, for :func:`~sklearn_lama.save_weights`."""
         state = {
             "input": self.input_adapter_.export(),
-            "classes": {"dtype": self.classes_.dtype.str, "values": self.classes_.tolist()},
+            "target": self.target_encoder_.export(),
+            "temperature": None if self.temperature_ is None else self.temperature_.tolist(),
             "checkpoint_path": self.checkpoint_path_,
             **training_state(self.net_),
         }
@@ -324,13 +330,27 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
     def _import_state(self, state):
         """Become the fitted estimator that :meth:`_export_state` described."""
         self.input_adapter_ = restore_adapter(state["input"])
-        classes = state["classes"]
-        self.classes_ = np.array(classes["values"], dtype=np.dtype(classes["dtype"]))
+        if "target" in state:
+            self.target_encoder_ = restore_target(state["target"])
+        else:
+            # Files written before several labels per document: one label each.
+            self.target_encoder_ = SingleLabel.restore(state)
+        self.classes_ = self.target_encoder_.classes_
+        temperature = state.get("temperature")
+        self.temperature_ = None if temperature is None else np.array(temperature)
         self.checkpoint_path_ = state["checkpoint_path"]
         if "n_features_in" in state:
             self.n_features_in_ = state["n_features_in"]
-        network = self._build_network(len(self.classes_))
-        net = make_net(self, network, None, [], loading_device(self), self._batch_budget())
+        network = self._build_network()
+        net = make_net(
+            self,
+            network,
+            None,
+            [],
+            loading_device(self),
+            self._batch_budget(),
+            self.target_encoder_,
+        )
         net.initialize()
         restore_training_state(self, net, state)
         self.net_ = net
@@ -351,20 +371,22 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             )
             return collect(batches, pairs)
 
-    def _logits(self, X):
-        def collect(batches, pairs):
-            logits = np.empty((len(batches), len(self.classes_)), dtype=np.float64)
-            # Each batch goes straight into the result: skorch's predict_proba keeps
-            # one small array per batch until the end, and on glibc those pin the
-            # heap between batches, so memory grew with the stream.
-            for rows, out in pairs:
-                logits[rows] = out.cpu().numpy()
-            return logits
+    def _collect_logits(self, batches, pairs):
+        logits = np.full((len(batches), self.target_encoder_.n_outputs), np.nan)
+        # Each batch goes straight into the result: skorch's predict_proba keeps
+        # one small array per batch until the end, and on glibc those pin the
+        # heap between batches, so memory grew with the stream.
+        for rows, out in pairs:
+            logits[rows] = out.cpu().numpy()
+        return logits
 
-        return self._run(X, lambda network, inputs: network(**inputs)[0], collect)
+    def _logits(self, X):
+        return self._run(X, _forward_logits, self._collect_logits)
 
     def decision_function(self, X):
-        """The network's class scores (logits) before the softmax.
+        """The network's scores (logits) before the softmax or sigmoid.
+
+        Not calibrated: ``calibration`` changes :meth:`predict_proba` only.
 
         Parameters
         ----------
@@ -373,16 +395,18 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
 
         Returns
         -------
-        scores : ndarray of shape (n_documents,) or (n_documents, n_classes)
+        scores : ndarray of shape (n_documents,) or (n_documents, n_classes), or list
             One logit per class, columns following ``classes_``; with two
             classes, as in scikit-learn, one column: the log-odds of
-            ``classes_[1]`` (its logit minus that of ``classes_[0]``).
+            ``classes_[1]`` (its logit minus that of ``classes_[0]``). With
+            an indicator matrix ``y``, each label's log-odds, ``(n_documents,
+            n_labels)``; with a multi-output ``y``, one such array per task.
         """
         logits = self._logits(X)
-        return logits[:, 1] - logits[:, 0] if logits.shape[1] == 2 else logits
+        return self.target_encoder_.decision(logits)
 
     def predict_proba(self, X):
-        """Class probabilities.
+        """Class probabilities, calibrated when ``calibration`` is set.
 
         Parameters
         ----------
@@ -391,12 +415,15 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
 
         Returns
         -------
-        proba : ndarray of shape (n_documents, n_classes)
-            Columns follow ``classes_``.
+        proba : ndarray of shape (n_documents, n_classes), or list of ndarray
+            Columns follow ``classes_``. With an indicator matrix ``y``, each
+            label's probability, ``(n_documents, n_labels)``, independent of
+            the others (as :class:`~sklearn.neural_network.MLPClassifier`);
+            with a multi-output ``y``, one ``(n_documents, n_classes_k)``
+            array per task (as :class:`~sklearn.ensemble.RandomForestClassifier`).
         """
         logits = self._logits(X)
-        proba = np.exp(logits - logits.max(axis=1, keepdims=True))
-        return proba / proba.sum(axis=1, keepdims=True)
+        return self.target_encoder_.proba(logits, self.temperature_)
 
     def predict(self, X):
         """Predicted class labels.
@@ -408,11 +435,13 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
 
         Returns
         -------
-        y : ndarray of shape (n_documents,)
-            Labels from ``classes_``.
+        y : ndarray of shape (n_documents,) or (n_documents, n_outputs)
+            Labels from ``classes_``; with an indicator matrix ``y``, the
+            indicator matrix of the labels of probability above 0.5; with a
+            multi-output ``y``, one column of labels per task.
         """
         logits = self._logits(X)
-        return self.classes_[np.argmax(logits, axis=1)]
+        return self.target_encoder_.predict(logits)
 
     def attention_weights(self, X):
         """How much each token of each document is attended to.
@@ -420,7 +449,9 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         One convention for every classifier: per document an array over its
         tokens, with the model's heads (LAMA), its single pooling (FCSR) or
         its two streams (Duo) as the leading axis; padding is excluded and
-        every row sums to 1. Computed on the same batches as
+        every row sums to 1. The attention comes before the output layer,
+        so it is shared by every label and task of a 2-D ``y``: no row is
+        specific to one label. Computed on the same batches as
         :meth:`predict_proba`, so a document's weights do not depend on the
         other documents of ``X``.
 
@@ -454,4 +485,11 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.three_d_array = True
+        tags.classifier_tags.multi_label = True
+        tags.target_tags.multi_output = True
         return tags
+
+
+def _forward_logits(network, inputs):
+    """The network's logits of a batch (without the penalty)."""
+    return network(**inputs)[0]

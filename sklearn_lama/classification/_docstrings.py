@@ -10,8 +10,17 @@ documents every parameter and each text exists once.
 __all__ = ["classifier_docstring"]
 
 
-FITTED_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,)
-        Class labels.
+FITTED_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,) or list of ndarray
+        Class labels; with an indicator matrix ``y``, the column indices
+        ``arange(n_labels)``; with a multi-output ``y``, one array per task.
+    target_encoder_ : object
+        The encoding of ``y`` chosen in ``fit`` from its kind (one label per
+        document, an indicator matrix, one column per task): it validates
+        and encodes ``y``, gives the loss and turns the logits into scores,
+        probabilities and labels.
+    temperature_ : ndarray of shape (n_temperatures,) or None
+        The temperatures of ``calibration="temperature"`` (one, or one per
+        task), ``None`` without calibration.
     net_ : skorch.NeuralNetClassifier
         The trained skorch net; ``net_.history`` holds per-epoch metrics and
         ``net_.module_`` the torch network.
@@ -28,13 +37,16 @@ FITTED_ATTRIBUTES = """classes_ : ndarray of shape (n_classes,)
     checkpoint_path_ : str or None
         The file the last fit wrote its checkpoints to (``checkpoint``)."""
 
-# References [2] and [3] of every classifier (each has its paper as [1]).
+# References [2] to [4] of every classifier (each has its paper as [1]).
 SHARED_REFERENCES = """.. [2] Wang, S. and Manning, C. D. "Baselines and Bigrams: Simple, Good
        Sentiment and Topic Classification." ACL 2012 (the Naive Bayes
        log-count ratios of ``nb_unigram_weight`` and ``nb_bigram_weight``).
     .. [3] Polyak, B. T. and Juditsky, A. B. "Acceleration of Stochastic
        Approximation by Averaging." SIAM Journal on Control and Optimization
-       30(4), 1992 (the weight average of ``ema_horizon``)."""
+       30(4), 1992 (the weight average of ``ema_horizon``).
+    .. [4] Guo, C., Pleiss, G., Sun, Y. and Weinberger, K. Q. "On Calibration
+       of Modern Neural Networks." ICML 2017 (the temperature scaling of
+       ``calibration``)."""
 
 
 def classifier_docstring(doc, parameters, names):

@@ -190,6 +190,7 @@ class DuoClassifier(BaseSequenceClassifier):
         patience=5,
         ema_horizon=0.5,
         class_weight=None,
+        calibration=None,
         callbacks=None,
         warm_start=False,
         checkpoint=None,

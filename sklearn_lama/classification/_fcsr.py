@@ -153,6 +153,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         patience=5,
         ema_horizon=0.5,
         class_weight=None,
+        calibration=None,
         callbacks=None,
         warm_start=False,
         checkpoint=None,

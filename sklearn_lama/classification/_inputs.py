@@ -287,7 +287,7 @@ def read_input(estimator, X, y=None, reset=False):
                 raise ValueError(
                     f"This {name} estimator requires y to be passed, but the target y is None."
                 )
-            y = validate_data(estimator, X="no_validation", y=y)
+            y = validate_data(estimator, X="no_validation", y=y, multi_output=True)
             if len(y) != len(X):
                 raise ValueError(f"X holds {len(X)} documents but y holds {len(y)} labels.")
         if reset and hasattr(estimator, "n_features_in_"):
@@ -299,7 +299,9 @@ def read_input(estimator, X, y=None, reset=False):
                 f"before it, e.g. Pipeline([('emb', Word2VecVectorizer()), ('clf', {name}())])."
             )
         if reset or y is not None:
-            X, y = validate_data(estimator, X, y, dtype="numeric", allow_nd=True, reset=reset)
+            X, y = validate_data(
+                estimator, X, y, dtype="numeric", allow_nd=True, multi_output=True, reset=reset
+            )
         else:
             X = validate_data(estimator, X, dtype="numeric", allow_nd=True, reset=False)
         if X.ndim > 3:

@@ -191,6 +191,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         patience=5,
         ema_horizon=0.5,
         class_weight=None,
+        calibration=None,
         callbacks=None,
         warm_start=False,
         checkpoint=None,

@@ -39,10 +39,13 @@ class NaiveBayesColumns:
     """The Naive Bayes columns a classifier appends to its embedding tables.
 
     The token ratios of :func:`log_count_ratios` join every table as
-    ``nb_columns(n_classes)`` fine-tuned columns (when ``weight > 0``); the
-    pair ratios of :func:`bigram_log_count_ratios` come as fixed
+    fine-tuned columns (when ``weight > 0``); the pair ratios of
+    :func:`bigram_log_count_ratios` come as fixed
     :class:`~sklearn_lama.modules.PairFeatures` appended to every table's
-    vectors (when ``pair_weight > 0``).
+    vectors (when ``pair_weight > 0``). Each problem of the target (one
+    for a label per document, one per label or per task otherwise) gives
+    its ``nb_columns(n_classes)`` columns, side by side; a task counts only
+    the documents labelled for it.
 
     Parameters
     ----------
@@ -52,15 +55,16 @@ class NaiveBayesColumns:
         Weight of the pair ratios (``nb_bigram_weight``).
     folds : int
         Cross-fitting folds of the pair ratios (``nb_folds``).
-    n_classes : int
-        Number of classes.
+    target : SingleLabel, MultiLabel or MultiOutput
+        The estimator's target encoding: its ``nb_sizes`` (classes of each
+        problem) and ``nb_problems(y)``.
     """
 
-    def __init__(self, weight, pair_weight, folds, n_classes):
+    def __init__(self, weight, pair_weight, folds, target):
         self.weight = weight
         self.pair_weight = pair_weight
         self.folds = folds
-        self.n_classes = n_classes
+        self.target = target
 
     def extend(self, tables, vocabulary_size, counted=None):
         """The tables with the token ratios appended, and the pair features.
@@ -87,15 +91,21 @@ class NaiveBayesColumns:
         pair_width : int
             Columns that the pair features add to every table's vectors.
         """
-        width = nb_columns(self.n_classes)
+        width = sum(nb_columns(n) for n in self.target.nb_sizes)
+        problems = [] if counted is None else self._problems(counted)
         pairs, pair_width = {}, 0
         if self.pair_weight:
             pair_width = width
             if counted is None:
                 keys, values = np.zeros(0, np.int64), np.zeros((0, width), np.float32)
             else:
-                keys, values = bigram_log_count_ratios(
-                    *_rows(counted), vocabulary_size, self.n_classes, folds=self.folds
+                keys, values = _merged_pairs(
+                    [
+                        bigram_log_count_ratios(
+                            counted.batches, *rows, vocabulary_size, n, folds=self.folds
+                        )
+                        for *rows, n in problems
+                    ]
                 )
             pairs = {
                 "pair_features": PairFeatures(
@@ -111,14 +121,40 @@ class NaiveBayesColumns:
             if counted is None:
                 ratios = np.zeros((vocabulary_size, width), np.float32)
             else:
-                ratios = log_count_ratios(*_rows(counted), vocabulary_size, self.n_classes)
+                ratios = np.hstack(
+                    [
+                        log_count_ratios(counted.batches, *rows, vocabulary_size, n)
+                        for *rows, n in problems
+                    ]
+                )
             tables = append_ratios(tables, ratios, self.weight)
         return tables, pairs, pair_width
 
+    def _problems(self, view):
+        """``(docs, y, weights, n_classes)`` of each problem, from a training view's rows."""
+        problems = []
+        for k, (rows, labels, n) in enumerate(self.target.nb_problems(view.y)):
+            weights = view.weights[rows] if view.weights.ndim == 1 else view.weights[rows, k]
+            problems.append((view.index[rows], labels, weights, n))
+        return problems
 
-def _rows(view):
-    """``(batches, docs, y, weights)`` of a training view, as the ratio functions take them."""
-    return view.batches, view.index, view.y, view.weights
+
+def _merged_pairs(tables):
+    """The ``(keys, ratios)`` of several problems as one table, side by side.
+
+    A pair one problem does not keep gets zeros in its columns, as an
+    unknown pair does.
+    """
+    if len(tables) == 1:
+        return tables[0]
+    keys = np.unique(np.concatenate([k for k, _ in tables]))
+    widths = [v.shape[1] for _, v in tables]
+    values = np.zeros((len(keys), sum(widths)), np.float32)
+    start = 0
+    for (problem_keys, problem_values), width in zip(tables, widths):
+        values[np.searchsorted(keys, problem_keys), start : start + width] = problem_values
+        start += width
+    return keys, values
 
 
 def nb_columns(n_classes):

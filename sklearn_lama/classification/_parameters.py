@@ -127,13 +127,32 @@ CLASSIFIER_PARAMETERS = {
         (``warm_start``) starts a new average from the fitted weights.""",
     ),
     "class_weight": Param(
-        'dict, "balanced" or None',
+        'dict, list of dict, "balanced" or None',
         None,
-        [dict, StrOptions({"balanced"}), None],
+        [dict, list, StrOptions({"balanced"}), None],
         """Weights of the classes in the loss, as in scikit-learn's linear
         models: a dict ``{label: weight}``, ``"balanced"`` for
         ``n_documents / (n_classes * np.bincount(y))``, or ``None`` for 1 each.
-        Multiplied with ``sample_weight`` when both are given.""",
+        Multiplied with ``sample_weight`` when both are given. With a 2-D
+        ``y``, ``"balanced"`` balances each label's 1s and 0s (indicator
+        matrix) or each task's classes over its labelled documents
+        (multi-output), and a list holds one dict per column: ``{0: w0, 1:
+        w1}`` per label, ``{label: weight}`` per task.""",
+    ),
+    "calibration": Param(
+        '{"temperature"} or None',
+        None,
+        [StrOptions({"temperature"}), None],
+        """``"temperature"`` divides the logits by temperatures fitted, after
+        training, to minimise the log-loss of the validation split that
+        ``fit`` holds out (temperature scaling, reference [4]): one for a label per document,
+        one for all labels of an indicator matrix, one per task. It changes
+        ``predict_proba`` only, never ``predict`` (a positive temperature
+        keeps every argmax and every sign); ``decision_function`` stays the
+        network's raw scores. It needs the held-out split, so
+        ``early_stopping=True`` and enough documents, else ``fit`` raises a
+        ValueError before training; ``partial_fit`` holds nothing out and
+        resets ``temperature_`` to ``None``.""",
     ),
     "inference_batch_size": Param(
         "int",

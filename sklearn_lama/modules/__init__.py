@@ -21,6 +21,7 @@ from ._duo_translation import (
 )
 from ._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
 from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
+from ._losses import LabelwiseBCE, TaskwiseCrossEntropy
 from ._network import (
     ConcatenateTables,
     PairFeatures,
@@ -43,10 +44,12 @@ __all__ = [
     "FeatureAttention",
     "LAMAAttention",
     "LAMAModule",
+    "LabelwiseBCE",
     "PairFeatures",
     "SequenceNetwork",
     "StreamAttention",
     "TableStreams",
+    "TaskwiseCrossEntropy",
     "causal_mask",
     "document_folds",
     "fcsr_lr_lambda",

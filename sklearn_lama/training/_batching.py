@@ -90,8 +90,9 @@ class WeightedBatch(NamedTuple):
     inputs : dict of str to Tensor
         Keyword arguments of the network: ``"ids"`` of shape (B, T) or
         ``"x"`` of shape (B, T, d), and ``"lengths"`` of shape (B,).
-    weights : Tensor of shape (B,)
-        The factor of each document's loss.
+    weights : Tensor of shape (B,) or (B, n_columns)
+        The factor of each document's loss, or of each of its labels' or
+        tasks' losses (shaped as the batch's targets).
     """
 
     inputs: dict
@@ -150,8 +151,9 @@ class PairBatches(Dataset):
 class TrainingView(Dataset):
     """Documents of a :class:`SequenceBatches` in a given order, possibly repeated.
 
-    Row ``i`` is document ``index[i]`` with label ``y[i]`` and loss weight
-    ``weights[i]``; a batch of rows is ``(WeightedBatch, labels)``.
+    Row ``i`` is document ``index[i]`` with target ``y[i]`` (a label, or a
+    row of labels) and loss weight ``weights[i]`` (of ``y[i]``'s shape); a
+    batch of rows is ``(WeightedBatch, targets)``.
     """
 
     def __init__(self, batches, index, y, weights):
@@ -342,7 +344,7 @@ def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, po
     )
 
 
-def training_view(batches, y, sample_weight, class_weight):
+def training_view(batches, y, sample_weight, label_weight):
     """The documents one training epoch visits, in a canonical order, with loss weights.
 
     ``sample_weight`` follows scikit-learn's semantics exactly: a weight
@@ -351,10 +353,14 @@ def training_view(batches, y, sample_weight, class_weight):
     the document and a weight of 0 the same as leaving it out. Documents are
     put in a canonical order (length, content, label) first, so that the
     training data, and hence the fitted model, do not depend on the order of
-    ``X``. ``class_weight`` (one factor per encoded class) scales each
-    document's loss, as in :class:`~sklearn.linear_model.LogisticRegression`.
+    ``X``. ``y`` holds the encoded targets, ``(n,)`` or ``(n, n_columns)``;
+    ``label_weight``, of ``y``'s shape, scales the loss of each document (and
+    column) on top of ``sample_weight``: ``class_weight``, as in
+    :class:`~sklearn.linear_model.LogisticRegression`, and 0 at missing labels.
     """
-    order = np.lexsort((y, batches.content_keys(), batches.lengths))
+    y = np.asarray(y)
+    keys = y[:, ::-1].T if y.ndim == 2 else (y,)
+    order = np.lexsort((*keys, batches.content_keys(), batches.lengths))
     if sample_weight is None:
         index, weights = order, np.ones(len(order))
     else:
@@ -367,6 +373,5 @@ def training_view(batches, y, sample_weight, class_weight):
         # The fractional copy of a document is its last one.
         last = np.cumsum(copies) - 1
         weights[last[part > 0]] = part[part > 0]
-    if class_weight is not None:
-        weights = weights * class_weight[y[index]]
+    weights = weights.reshape((-1,) + (1,) * (y.ndim - 1)) * label_weight[index]
     return TrainingView(batches, index, y[index], weights.astype(np.float32))

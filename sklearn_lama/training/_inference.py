@@ -15,8 +15,10 @@ __all__ = ["run_sorted"]
 _MIN_ROWS = 16
 
 
-def run_sorted(net, batches, compute, budget, batch_size=INFERENCE_BATCH):
+def run_sorted(net, batches, compute, budget, batch_size=INFERENCE_BATCH, documents=None):
     """Apply ``compute(network, inputs)`` to every document; yield ``(rows, output)`` per batch.
+
+    ``documents`` (positions in ``batches``) restricts the run to those.
 
     Documents are sorted by length, which keeps padding, and so wasted
     compute, small, and cut into batches of at most ``batch_size`` documents
@@ -35,7 +37,12 @@ def run_sorted(net, batches, compute, budget, batch_size=INFERENCE_BATCH):
     ``inputs`` are on the net's device; ``output`` is float32 whatever the
     precision.
     """
-    order = np.lexsort((batches.content_keys(), batches.lengths))
+    keys, lengths = batches.content_keys(), batches.lengths
+    if documents is None:
+        order = np.lexsort((keys, lengths))
+    else:
+        documents = np.asarray(documents, dtype=np.int64)
+        order = documents[np.lexsort((keys[documents], lengths[documents]))]
     network = net.module_
     network.eval()
     pinned = torch.device(net.device).type == "cuda"

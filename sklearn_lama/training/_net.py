@@ -2,6 +2,7 @@
 
 import copy
 
+import numpy as np
 import torch
 from skorch import NeuralNetClassifier
 from skorch.callbacks import EpochScoring
@@ -112,26 +113,47 @@ class NetMixin:
                 return
 
 
+def _accuracy(net, X, y):
+    """The accuracy of ``net``'s predictions of ``X`` against the encoded targets ``y``.
+
+    As its target encoding counts it (``net.target.accuracy``); from the
+    predictions skorch cached while training or validating, with no extra pass.
+    """
+    logits = torch.cat([out[0] for out in net.forward_iter(X, training=False)])
+    return net.target.accuracy(logits.detach().cpu().numpy(), np.asarray(y))
+
+
 class PenalisedNet(NetMixin, NeuralNetClassifier):
     """skorch classifier whose module returns ``(logits, penalty)``.
 
     A batch is ``(X, y)`` with ``X`` a
     :class:`~sklearn_lama.training._batching.WeightedBatch`: the module is
     called on ``X.inputs``, and the loss of the batch is the mean over its
-    documents of each document's cross-entropy times its weight in
-    ``X.weights`` (``sample_weight`` and ``class_weight``), plus the penalty
-    (e.g. LAMA's disagreement term, Eq. 18); prediction uses the logits
-    only. Besides skorch's scores, each epoch records
-    ``train_acc``, the accuracy on the training batches. See
-    :class:`NetMixin` for ``precision``.
+    documents of each document's loss times its weight in ``X.weights``
+    (``sample_weight`` and ``class_weight``), plus the penalty (e.g. LAMA's
+    disagreement term, Eq. 18); prediction uses the logits only.
+
+    ``target`` is the estimator's target encoding: its ``loss()`` is the
+    criterion, which gives one loss per document, or per document and label
+    (or task), shaped as ``X.weights``; a document's loss is the sum of
+    those. Its ``accuracy(logits, y)`` scores each epoch as ``train_acc``
+    (on the training batches) and ``valid_acc``. See :class:`NetMixin` for
+    ``precision``.
     """
 
+    def __init__(self, *args, target=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.target = target
+
     def get_default_callbacks(self):
-        # From the predictions made while training (skorch caches them): no extra pass.
-        train_acc = EpochScoring(
-            "accuracy", name="train_acc", on_train=True, lower_is_better=False
-        )
-        return [*super().get_default_callbacks(), ("train_acc", train_acc)]
+        def scoring(name, on_train):
+            return EpochScoring(_accuracy, name=name, on_train=on_train, lower_is_better=False)
+
+        callbacks = [
+            (name, scoring(name, False) if name == "valid_acc" else callback)
+            for name, callback in super().get_default_callbacks()
+        ]
+        return [*callbacks, ("train_acc", scoring("train_acc", True))]
 
     def infer(self, x, **fit_params):
         logits, penalty = super().infer(x.inputs, **fit_params)
@@ -140,8 +162,8 @@ class PenalisedNet(NetMixin, NeuralNetClassifier):
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         logits, penalty = y_pred
-        losses = self.criterion_(logits, y_true.to(logits.device))
-        return (losses * X.weights.to(losses)).mean() + penalty
+        losses = self.criterion_(logits, y_true.to(logits.device)) * X.weights.to(logits)
+        return losses.reshape(len(losses), -1).sum(dim=1).mean() + penalty
 
 
 def net_params(estimator, split, callbacks, device, budget):
@@ -170,15 +192,18 @@ def net_params(estimator, split, callbacks, device, budget):
     }
 
 
-def make_net(estimator, network, split, callbacks, device, budget):
-    """The skorch net that trains ``network`` with the estimator's settings, within ``budget``."""
+def make_net(estimator, network, split, callbacks, device, budget, target):
+    """The skorch net that trains ``network`` with the estimator's settings, within ``budget``.
+
+    ``target`` is the estimator's target encoding (see :class:`PenalisedNet`).
+    """
     optimizer_params = {"optimizer__weight_decay": estimator.weight_decay}
     if estimator.optimizer == "sgd":
         optimizer_params["optimizer__momentum"] = estimator.momentum
     return PenalisedNet(
         module=network,
-        criterion=torch.nn.CrossEntropyLoss,
-        criterion__reduction="none",
+        criterion=target.loss(),
+        target=target,
         optimizer=OPTIMIZERS[estimator.optimizer],
         lr=estimator.lr,
         max_epochs=estimator.max_epochs,

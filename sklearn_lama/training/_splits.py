@@ -1,7 +1,7 @@
 """Hold-out splits of the training rows, drawn once before training."""
 
 import numpy as np
-from sklearn.model_selection import StratifiedShuffleSplit
+from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from torch.utils.data import Subset
 
 __all__ = ["HoldOut", "RowSplit", "train_split"]
@@ -31,20 +31,37 @@ class RowSplit:
 
 
 class HoldOut(RowSplit):
-    """A stratified hold-out split of the training rows, drawn once.
+    """A hold-out split of the training rows, drawn once, stratified on ``strata``.
 
-    The rows are those skorch's ``ValidSplit(fraction, stratified=True,
-    random_state=seed)`` would hold out; drawing them up front lets the
-    training-set statistics (the Naive Bayes features) leave them out.
+    With ``strata``, the rows are those skorch's ``ValidSplit(fraction,
+    stratified=True, random_state=seed)`` would hold out; ``strata=None``
+    (several labels per document) draws them uniformly. Drawing them up
+    front lets the training-set statistics (the Naive Bayes features) leave
+    them out.
     """
 
-    def __init__(self, y, validation_fraction, seed):
-        splitter = StratifiedShuffleSplit(test_size=validation_fraction, random_state=seed)
-        super().__init__(*next(splitter.split(np.zeros(len(y)), y)))
+    def __init__(self, strata, validation_fraction, seed, n_rows=None):
+        if strata is None:
+            splitter = ShuffleSplit(test_size=validation_fraction, random_state=seed)
+            super().__init__(*next(splitter.split(np.zeros(n_rows))))
+        else:
+            splitter = StratifiedShuffleSplit(test_size=validation_fraction, random_state=seed)
+            super().__init__(*next(splitter.split(np.zeros(len(strata)), strata)))
 
 
-def train_split(y, validation_fraction, seed):
-    """The stratified :class:`HoldOut` split, or ``None`` when the data are too small."""
+def train_split(strata, validation_fraction, seed, n_rows=None):
+    """The :class:`HoldOut` split, or ``None`` when the data are too small.
+
+    ``strata`` are the rows' classes to stratify on, or ``None`` for an
+    unstratified split of ``n_rows`` rows (then held out when there are at
+    least ``2 * 5`` held-out rows).
+    """
+    if strata is None:
+        n_valid = int(np.ceil(validation_fraction * n_rows))
+        if n_valid < 2 * _MIN_VALID_PER_CLASS or n_rows - n_valid < 2:
+            return None
+        return HoldOut(None, validation_fraction, seed, n_rows)
+    y = strata
     n_valid = int(np.ceil(validation_fraction * len(y)))
     counts = np.bincount(y)
     n_classes = np.count_nonzero(counts)
