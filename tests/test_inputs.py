@@ -72,7 +72,7 @@ def test_training_batches_carry_their_loss_weights():
     )
     y = np.array([0, 1, 1])
     # Weight 1.5: the document once whole, then once at half its loss.
-    view = training_view(batches, y, np.array([1.5, 0.0, 1.0]), class_weight=None)
+    view = training_view(batches, y, np.array([1.5, 0.0, 1.0]), label_weight=np.ones(3))
     X, target = view.__getitems__(np.arange(len(view)))
     assert isinstance(X, WeightedBatch)
     assert set(X.inputs) == {"ids", "lengths"} and len(X.inputs["ids"]) == 3
