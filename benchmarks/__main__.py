@@ -1,6 +1,6 @@
 """Command line of the suite.
 
-``python -m benchmarks [params|runtime|peers|scaling|targets|multilabel ...] --size quick|full``.
+``python -m benchmarks [params|runtime|peers|scaling|targets|multilabel|cost|speed ...] --size quick|full``.
 """
 
 import argparse
@@ -10,7 +10,18 @@ import os
 import sys
 import time
 
-from . import accuracy, multilabel, params, peers, runtime, scaling, targets, translation
+from . import (
+    accuracy,
+    cost,
+    multilabel,
+    params,
+    peers,
+    runtime,
+    scaling,
+    speed,
+    targets,
+    translation,
+)
 from ._env import ROOT, stamp
 from ._report import write
 
@@ -23,6 +34,8 @@ PARTS = {
     "targets": targets,
     "translation": translation,
     "multilabel": multilabel,
+    "cost": cost,
+    "speed": speed,
 }
 
 

@@ -18,6 +18,8 @@ _DISTRIBUTIONS = (
     "matplotlib",
     "fasttext",
 )
+# Distributions that install the same module under another name.
+_ALIASES = {"fasttext": ("fasttext-wheel",)}
 
 
 def cpu_model():
@@ -43,10 +45,13 @@ def usable_cores():
 def _versions():
     versions = {"python": platform.python_version()}
     for name in _DISTRIBUTIONS:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "not installed"
+        versions[name] = "not installed"
+        for distribution in (name, *_ALIASES.get(name, ())):
+            try:
+                versions[name] = metadata.version(distribution)
+                break
+            except metadata.PackageNotFoundError:
+                pass
     import sklearn_lama
 
     versions["sklearn_lama"] = sklearn_lama.__version__

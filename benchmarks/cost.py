@@ -1,0 +1,385 @@
+"""Where a default pipeline's fit and prediction time goes, beside the tuned peers' fit time.
+
+For each of the README's pipelines (``sklearn_lama._main._pipelines.default_pipeline``,
+``random_state=0``) on each corpus, in its own process:
+
+* the vectorizer's ``fit_transform`` (word2vec training and token ids);
+* the classifier's ``fit``: epochs run, the epoch with the lowest
+  validation loss (the weights kept), seconds per epoch split into the
+  training batches (forward, loss, backward, optimizer step), the
+  validation batches, and the rest (data loading between batches, callbacks,
+  the weight average), timed by a skorch callback around every batch;
+* training tokens per second, and the FLOP-bound limit: the floating-point
+  operations of one training epoch, counted by ``torch.utils.flop_counter``
+  on a one-epoch fit of a subset and scaled per token, divided into the rate
+  of one large float32 matrix product on the same threads. Operations the
+  counter does not know (the GRU's fused kernels among them) are not
+  counted, so the limit is an upper bound on attainable speed only for the
+  counted part;
+* prediction of the whole test split, raw text in: the vectorizer's
+  ``transform`` and the classifier's ``predict``, in documents/s;
+* a ``torch.profiler`` breakdown of a one-epoch fit of a subset: the
+  operators with the most self CPU time.
+
+The peers (TF-IDF + LogisticRegression and, when installed, fastText, both
+tuned as in the ``peers`` part) are fitted in the same run, so the fit-time
+ratios are measured on the same machine under the same load.
+"""
+
+import time
+
+from ._data import corpus_name
+from ._harness import run_cell
+from ._models import LABELS, OURS, PEERS, SHORT, fasttext_status
+from ._report import Report, sig
+
+NAME = "cost"
+SIZES = {
+    "quick": {
+        "train_limit": 1000,
+        "test_limit": 500,
+        "overrides": {"max_epochs": 2},
+        "count_docs": 64,
+        "profile_docs": 200,
+    },
+    "full": {
+        "train_limit": None,
+        "test_limit": None,
+        "overrides": {},
+        "count_docs": 512,
+        "profile_docs": 1000,
+    },
+}
+DEFAULT_CORPORA = ["mr", "r8"]
+PROFILE_ROWS = 12
+
+
+def _batch_clock():
+    """A skorch callback summing the seconds of training and of validation batches per epoch."""
+    from skorch.callbacks import Callback
+
+    class BatchClock(Callback):
+        def on_epoch_begin(self, net, **kwargs):
+            self.seconds_ = {True: 0.0, False: 0.0}
+
+        def on_batch_begin(self, net, batch=None, training=None, **kwargs):
+            self.start_ = time.perf_counter()
+
+        def on_batch_end(self, net, batch=None, training=None, **kwargs):
+            self.seconds_[bool(training)] += time.perf_counter() - self.start_
+
+        def on_epoch_end(self, net, **kwargs):
+            net.history.record("train_batches_s", self.seconds_[True])
+            net.history.record("valid_batches_s", self.seconds_[False])
+
+    return BatchClock()
+
+
+def _matmul_gflops():
+    """Rate of one 1024 x 1024 float32 matrix product on this process's threads."""
+    import torch
+
+    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+    torch.mm(a, b)
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - start)
+    return 2 * 1024**3 / best / 1e9
+
+
+def _subset(Z, y, n):
+    import numpy as np
+
+    rows = np.random.default_rng(0).permutation(len(y))[:n]
+    return Z[rows], np.asarray(y)[rows]
+
+
+def _one_epoch(clf, Z, y):
+    from sklearn.base import clone
+
+    return clone(clf).set_params(max_epochs=1, early_stopping=False, verbose=0).fit(Z, y)
+
+
+def _flops_per_token(clf, Z, y):
+    """Floating-point operations of one training epoch per training token, and their split."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counter = FlopCounterMode(display=False)
+    with counter:
+        _one_epoch(clf, Z, y)
+    tokens = int(Z.lengths.sum())
+    by_op = {str(op): n for op, n in counter.get_flop_counts().get("Global", {}).items()}
+    return counter.get_total_flops() / tokens, by_op
+
+
+def _profile(clf, Z, y):
+    """The operators with the most self CPU time in a one-epoch fit."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        _one_epoch(clf, Z, y)
+    events = prof.key_averages()
+    total = sum(e.self_cpu_time_total for e in events)
+    rows = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:PROFILE_ROWS]
+    return [
+        {
+            "op": e.key,
+            "self_s": e.self_cpu_time_total / 1e6,
+            "share": e.self_cpu_time_total / total,
+            "calls": e.count,
+        }
+        for e in rows
+    ]
+
+
+def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs, profile_docs):
+    """Fit ``model`` on ``corpus`` and break its cost down (child process)."""
+    import numpy as np
+
+    from ._data import head, load
+    from ._models import make
+
+    X, y, X_test, y_test = load(corpus)
+    X, y = head(X, y, train_limit)
+    X_test, y_test = head(X_test, y_test, test_limit)
+    y_test = np.asarray(y_test)
+    estimator = make(model, threads, **(overrides if model in OURS else {}))
+    if model in PEERS:
+        start = time.perf_counter()
+        estimator.fit(X, y)
+        fit_s = time.perf_counter() - start
+        start = time.perf_counter()
+        predicted = estimator.predict(X_test)
+        predict_s = time.perf_counter() - start
+        return {
+            "n_train": len(X),
+            "n_test": len(X_test),
+            "fit_s": fit_s,
+            "accuracy": float(np.mean(predicted == y_test)),
+            "predict_s": predict_s,
+            "docs_per_s": len(X_test) / predict_s,
+        }
+    emb, clf = estimator.named_steps["emb"], estimator.named_steps["clf"]
+    clf.set_params(callbacks=[*(clf.callbacks or []), _batch_clock()])
+    start = time.perf_counter()
+    Z = emb.fit_transform(X, y)
+    vectorizer_s = time.perf_counter() - start
+    start = time.perf_counter()
+    clf.fit(Z, y)
+    classifier_s = time.perf_counter() - start
+    history = clf.net_.history
+    valid_loss = history[:, "valid_loss"] if clf.early_stopping else []
+    epoch_s = history[:, "dur"]
+    train_batches_s = history[:, "train_batches_s"]
+    valid_batches_s = history[:, "valid_batches_s"]
+    train_tokens = int(Z.lengths.sum()) * (1 - clf.validation_fraction * clf.early_stopping)
+
+    start = time.perf_counter()
+    Z_test = emb.transform(X_test)
+    transform_s = time.perf_counter() - start
+    start = time.perf_counter()
+    predicted = clf.predict(Z_test)
+    predict_s = time.perf_counter() - start
+
+    clf.set_params(callbacks=None)
+    flops, flops_by_op = _flops_per_token(clf, *_subset(Z, y, count_docs))
+    gflops = _matmul_gflops()
+    profile = _profile(clf, *_subset(Z, y, profile_docs))
+    mean = lambda values: float(np.mean(values))  # noqa: E731
+    return {
+        "n_train": len(X),
+        "n_test": len(X_test),
+        "train_tokens": int(Z.lengths.sum()),
+        "accuracy": float(np.mean(predicted == y_test)),
+        "fit_s": vectorizer_s + classifier_s,
+        "vectorizer_s": vectorizer_s,
+        "classifier_s": classifier_s,
+        "epochs": len(history),
+        "best_epoch": int(np.argmin(valid_loss)) + 1 if len(valid_loss) else None,
+        "epoch_s": mean(epoch_s),
+        "train_batches_s": mean(train_batches_s),
+        "valid_batches_s": mean(valid_batches_s),
+        "other_s": mean(np.subtract(epoch_s, np.add(train_batches_s, valid_batches_s))),
+        "train_tokens_per_s": train_tokens / mean(train_batches_s),
+        "flops_per_token": flops,
+        "flops_by_op": flops_by_op,
+        "matmul_gflops": gflops,
+        "flop_bound_tokens_per_s": gflops * 1e9 / flops,
+        "transform_s": transform_s,
+        "predict_s": predict_s,
+        "docs_per_s": len(X_test) / (transform_s + predict_s),
+        "classifier_docs_per_s": len(X_test) / predict_s,
+        "profile": profile,
+        "profile_docs": min(profile_docs, len(X)),
+    }
+
+
+def run(cfg, threads, corpora, log):
+    corpora = corpora or DEFAULT_CORPORA
+    missing = fasttext_status()
+    rows = []
+    for corpus in corpora:
+        for model in PEERS + OURS:
+            if model == "fasttext" and missing:
+                r = {"error": missing}
+            else:
+                r = run_cell(
+                    "benchmarks.cost:cell",
+                    threads,
+                    dict(corpus=corpus, model=model, threads=threads, **cfg),
+                )
+            r.update(corpus=corpus_name(corpus), model=model)
+            log(
+                f"{r['corpus']:6s} {model:9s} "
+                + (
+                    f"acc {r['accuracy']:.4f} fit {r['fit_s']:7.1f} s"
+                    + (
+                        f" (vectors {r['vectorizer_s']:.1f} s, {r['epochs']} epochs x "
+                        f"{r['epoch_s']:.2f} s, best {r['best_epoch']})"
+                        if "epochs" in r
+                        else ""
+                    )
+                    if "error" not in r
+                    else f"FAILED {r['error']}"
+                )
+            )
+            rows.append(r)
+    name = NAME if corpora == DEFAULT_CORPORA else NAME + "-" + "-".join(map(corpus_name, corpora))
+    return {
+        "name": name,
+        "config": {**cfg, "corpora": corpora, "fasttext": missing or "installed"},
+        "results": rows,
+    }
+
+
+def render(payload):
+    """The report and plot of a :func:`run` result (also of one read back from JSON)."""
+    cfg, rows = payload["config"], payload["results"]
+    rep = Report(payload["name"], "Where the fit and prediction time goes")
+    if cfg["train_limit"] is not None:
+        rep.text(
+            f"Quick size: at most {cfg['train_limit']} training and {cfg['test_limit']} test "
+            f"documents, our classifiers with {cfg['overrides']}: these numbers check the "
+            "suite, not the models."
+        )
+    rep.text(
+        "Defaults, random_state=0, raw text in; each cell in its own process, the peers "
+        "fitted in the same run. Fit x: the whole pipeline's fit time over the fastest tuned "
+        "peer's (fastText when installed). An epoch is its training batches (forward, "
+        "backward, step), its validation batches and the rest (loading, callbacks, the weight "
+        "average). Tokens/s: training tokens over training-batch seconds; FLOP bound: one "
+        "1024 x 1024 float32 matrix product's rate over the counted FLOPs of a training token "
+        "(forward and backward). Docs/s: the test split predicted from raw text."
+    )
+    if cfg["fasttext"] != "installed":
+        rep.text(f"fastText: {cfg['fasttext']}.")
+    for corpus in dict.fromkeys(r["corpus"] for r in rows):
+        part = [r for r in rows if r["corpus"] == corpus]
+        peers = [r for r in part if r["model"] in PEERS and "error" not in r]
+        ref = min(peers, key=lambda r: r["fit_s"]) if peers else None
+        ours = [r for r in part if r["model"] in OURS and "error" not in r]
+        rep.text(
+            f"**{corpus}** ({part[0].get('n_train', '?')} training / "
+            f"{part[0].get('n_test', '?')} test documents); fastest peer: "
+            + (f"{SHORT[ref['model']]} {sig(ref['fit_s'])} s" if ref else "none")
+        )
+        rep.table(
+            ["model", "accuracy", "fit s", "fit x", "docs/s"],
+            [
+                [
+                    LABELS[r["model"]],
+                    f"{r['accuracy']:.4f}",
+                    sig(r["fit_s"]),
+                    sig(r["fit_s"] / ref["fit_s"]) if ref else "n/a",
+                    f"{r['docs_per_s']:,.0f}",
+                ]
+                for r in part
+                if "error" not in r
+            ],
+        )
+        if ours:
+            rep.table(
+                [
+                    "model",
+                    "vectors s",
+                    "classifier s",
+                    "epochs",
+                    "best",
+                    "epoch s",
+                    "train",
+                    "valid",
+                    "other",
+                    "tokens/s",
+                    "FLOP bound",
+                    "predict docs/s",
+                ],
+                [
+                    [
+                        SHORT[r["model"]],
+                        sig(r["vectorizer_s"]),
+                        sig(r["classifier_s"]),
+                        str(r["epochs"]),
+                        str(r["best_epoch"]),
+                        sig(r["epoch_s"]),
+                        sig(r["train_batches_s"]),
+                        sig(r["valid_batches_s"]),
+                        sig(r["other_s"]),
+                        f"{r['train_tokens_per_s']:,.0f}",
+                        f"{r['flop_bound_tokens_per_s']:,.0f}",
+                        f"{r['classifier_docs_per_s']:,.0f}",
+                    ]
+                    for r in ours
+                ],
+            )
+    profiled = [r for r in rows if "profile" in r]
+    for r in profiled[: len(OURS)]:
+        rep.text(
+            f"Profile of one epoch, {SHORT[r['model']]} on {r['corpus']} "
+            f"({r['profile_docs']} documents), by self CPU time:"
+        )
+        rep.table(
+            ["operator", "self s", "share", "calls"],
+            [
+                [p["op"], sig(p["self_s"]), f"{p['share']:.0%}", str(p["calls"])]
+                for p in r["profile"]
+            ],
+        )
+    return rep, _plotter(rows)
+
+
+def _plotter(rows):
+    def plot(fig):
+        corpora = list(dict.fromkeys(r["corpus"] for r in rows))
+        for i, corpus in enumerate(corpora):
+            ax = fig.add_subplot(1, len(corpora), i + 1)
+            part = [r for r in rows if r["corpus"] == corpus and "error" not in r]
+            names = [SHORT[r["model"]] for r in part]
+            stacks = [
+                ("vectors", [r.get("vectorizer_s", 0) for r in part]),
+                (
+                    "training batches",
+                    [r.get("train_batches_s", 0) * r.get("epochs", 0) for r in part],
+                ),
+                (
+                    "validation + other",
+                    [
+                        (r.get("valid_batches_s", 0) + r.get("other_s", 0)) * r.get("epochs", 0)
+                        for r in part
+                    ],
+                ),
+                (
+                    "peer fit",
+                    [r["fit_s"] if r["model"] in PEERS else 0 for r in part],
+                ),
+            ]
+            bottom = [0.0] * len(part)
+            for label, values in stacks:
+                ax.bar(names, values, bottom=bottom, label=label)
+                bottom = [b + v for b, v in zip(bottom, values)]
+            ax.set(ylabel="fit time (s)", title=corpus)
+            ax.grid(True, axis="y", alpha=0.3)
+            ax.legend(fontsize=7)
+
+    return plot
