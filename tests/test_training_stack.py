@@ -10,6 +10,7 @@ from skorch.callbacks import Callback
 from torch.nn import functional as F
 
 from sklearn_lama import DuoTranslator, LAMAClassifier
+from sklearn_lama.training import _net
 from sklearn_lama.training._batching import PairBatches
 from sklearn_lama.training._callbacks import EpochCut, TimeBudget, build_callbacks
 from sklearn_lama.training._seq2seq import transformer_schedule
@@ -108,3 +109,19 @@ def test_transformer_schedule_warms_up_then_decays():
     assert transformer_schedule(0, 10) == pytest.approx(0.1)
     assert transformer_schedule(9, 10) == pytest.approx(1.0)
     assert transformer_schedule(39, 10) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+def test_cpu_optimizer_step_is_fused_and_takes_the_unfused_step(optimizer, monkeypatch):
+    # The fused kernel is the speed path; the update must stay the one torch defines.
+    # One step (one batch, one epoch): later Adam steps amplify float rounding on
+    # parameters whose gradients are near zero, which is not a different update.
+    params = dict(optimizer=optimizer, max_epochs=1, early_stopping=False)
+    fused = _classifier(**params).set_params(batch_size=len(IDS)).fit(IDS, IDS_Y)
+    assert fused.net_.optimizer_.defaults["fused"] is True
+    monkeypatch.setattr(_net, "_FUSED_DEVICES", ())
+    plain = _classifier(**params).set_params(batch_size=len(IDS)).fit(IDS, IDS_Y)
+    assert plain.net_.optimizer_.defaults["fused"] is False
+    expected = plain.net_.module_.state_dict()
+    for name, value in fused.net_.module_.state_dict().items():
+        torch.testing.assert_close(value, expected[name], rtol=1e-5, atol=1e-6)
