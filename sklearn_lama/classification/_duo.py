@@ -187,7 +187,7 @@ class DuoClassifier(BaseSequenceClassifier):
         weight_decay=0.0,
         early_stopping=True,
         validation_fraction=0.1,
-        patience=5,
+        patience=2,
         ema_horizon=0.5,
         class_weight=None,
         calibration=None,

@@ -150,7 +150,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         weight_decay=0.0,
         early_stopping=True,
         validation_fraction=0.1,
-        patience=5,
+        patience=2,
         ema_horizon=0.5,
         class_weight=None,
         calibration=None,
