@@ -1,6 +1,6 @@
 """Command line of the suite.
 
-``python -m benchmarks [params|runtime|peers|scaling|targets|multilabel|cost|speed ...] --size quick|full``.
+``python -m benchmarks [PART ...] --size quick|full``, the parts named in ``PARTS``.
 """
 
 import argparse
