@@ -348,7 +348,7 @@ def render(payload):
         rep.table(
             ["operator", "self s", "share", "calls"],
             [
-                [p["op"], sig(p["self_s"]), f"{p['share']:.0%}", str(p["calls"])]
+                [f"``{p['op']}``", sig(p["self_s"]), f"{p['share']:.0%}", str(p["calls"])]
                 for p in r["profile"]
             ],
         )
