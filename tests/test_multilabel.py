@@ -43,7 +43,7 @@ def indicator_fits():
         X,
         Y,
         {
-            kind: make_classifier(kind, max_epochs=15, lr=0.01).fit(X, Y)
+            kind: make_classifier(kind, max_epochs=15, lr=0.01, patience=5).fit(X, Y)
             for kind in ("lama", "fcsr", "duo")
         },
     )
