@@ -18,6 +18,7 @@ from . import (
     peers,
     runtime,
     scaling,
+    select,
     speed,
     targets,
     translation,
@@ -36,6 +37,7 @@ PARTS = {
     "multilabel": multilabel,
     "cost": cost,
     "speed": speed,
+    "select": select,
 }
 
 

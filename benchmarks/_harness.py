@@ -101,6 +101,26 @@ def run_cell(target, threads, kwargs):
     return {"error": f"exit {proc.returncode}: {tail[0][:300]}"}
 
 
+def run_cells(target, threads, kwargs_list, jobs=1, done=None):
+    """:func:`run_cell` of ``target`` for every dict of ``kwargs_list``, ``jobs`` at a time.
+
+    Returns the results in the order of ``kwargs_list``; ``done(kwargs,
+    result)`` is called as each cell ends (for a progress log). Cells run
+    in parallel share the CPU: their times are comparable among themselves
+    only.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(kwargs):
+        result = run_cell(target, threads, kwargs)
+        if done is not None:
+            done(kwargs, result)
+        return result
+
+    with ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(one, kwargs_list))
+
+
 def worker_main(argv):
     """Entry point of the child process started by :func:`run_cell`."""
     import importlib

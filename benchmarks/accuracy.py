@@ -15,7 +15,7 @@ each corpus, for the speed cost of the new defaults.
 import numpy as np
 
 from ._data import corpus_name
-from ._harness import run_cell
+from ._harness import run_cells
 from ._report import Report, sig
 
 NAME = "accuracy"
@@ -133,36 +133,40 @@ def cell(corpus, model, seed, train_limit, test_limit, overrides, previous):
 
 def run(cfg, threads, corpora, log):
     corpora = corpora or DEFAULT_CORPORA
-    rows = []
+    models = cfg.get("models", PEERS + OURS)
+    cells = []
     for corpus in corpora:
-        jobs = [(m, s, False) for m in PEERS + OURS for s in cfg["seeds"]]
+        jobs = [(m, s, False) for m in models for s in cfg["seeds"]]
         if cfg["previous"]:
-            jobs += [(m, 0, True) for m in OURS]
-        for model, seed, previous in jobs:
-            r = run_cell(
-                "benchmarks.accuracy:cell",
-                threads,
-                dict(
-                    corpus=corpus,
-                    model=model,
-                    seed=seed,
-                    train_limit=cfg["train_limit"],
-                    test_limit=cfg["test_limit"],
-                    overrides=cfg["overrides"],
-                    previous=previous,
-                ),
+            jobs += [(m, 0, True) for m in OURS if m in models]
+        cells += [
+            dict(
+                corpus=corpus,
+                model=model,
+                seed=seed,
+                train_limit=cfg["train_limit"],
+                test_limit=cfg["test_limit"],
+                overrides=cfg["overrides"],
+                previous=previous,
             )
-            r.update(corpus=corpus_name(corpus), model=model, seed=seed, previous=previous)
-            log(
-                f"{r['corpus']:4s} {model:8s} seed "
-                f"{seed}{' (previous defaults)' if previous else ''}: "
-                + (
-                    f"acc {r['accuracy']:.4f} fit {r['fit_s']:.1f} s"
-                    if "error" not in r
-                    else f"FAILED {r['error']}"
-                )
+            for model, seed, previous in jobs
+        ]
+
+    def done(kwargs, r):
+        log(
+            f"{corpus_name(kwargs['corpus']):4s} {kwargs['model']:8s} seed {kwargs['seed']}"
+            f"{' (previous defaults)' if kwargs['previous'] else ''}: "
+            + (
+                f"acc {r['accuracy']:.4f} fit {r['fit_s']:.1f} s"
+                if "error" not in r
+                else f"FAILED {r['error']}"
             )
-            rows.append(r)
+        )
+
+    rows = run_cells("benchmarks.accuracy:cell", threads, cells, cfg.get("jobs", 1), done)
+    for kwargs, r in zip(cells, rows):
+        r.update({k: kwargs[k] for k in ("model", "seed", "previous")})
+        r.update(corpus=corpus_name(kwargs["corpus"]))
     return {
         "name": NAME,
         "config": {**cfg, "corpora": corpora, "previous_defaults": PREVIOUS},

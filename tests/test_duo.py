@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
@@ -31,9 +32,11 @@ def test_two_embeddings_feed_the_two_roles(toy_corpus):
     texts, labels = toy_corpus
     pipe = _pipeline().fit(texts, labels)
     assert pipe.score(texts, labels) > 0.9
-    lookups = pipe["clf"].net_.module_.lookups
-    # Each source's width plus its Naive Bayes column (two classes).
-    assert [lookup.weight.shape[1] for lookup in lookups] == [8 + 1, 12 + 1]
+    network = pipe["clf"].net_.module_
+    assert [lookup.weight.shape[1] for lookup in network.lookups] == [8, 12]
+    # Each source's width plus its Naive Bayes columns (two classes: token, then pair).
+    streams, _ = network.eval().embed(torch.tensor([2]), ids=torch.tensor([[2, 3]]))
+    assert [stream.shape[-1] for stream in streams] == [8 + 2, 12 + 2]
 
 
 def test_grid_search_over_a_source_parameter(toy_corpus):
@@ -42,8 +45,8 @@ def test_grid_search_over_a_source_parameter(toy_corpus):
         texts, labels
     )
     best = search.best_params_["emb__cbow__vector_size"]
-    # The source's width plus its Naive Bayes column (two classes).
-    assert search.best_estimator_["clf"].net_.module_.lookups[0].weight.shape[1] == best + 1
+    # The source's width: the Naive Bayes columns join its vectors at lookup time.
+    assert search.best_estimator_["clf"].net_.module_.lookups[0].weight.shape[1] == best
 
 
 def test_one_table_is_used_in_both_roles(toy_corpus):

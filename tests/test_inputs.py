@@ -56,10 +56,11 @@ def test_only_token_sequences_get_naive_bayes_columns():
         clf.fit(X, Y)
         network = clf.net_.module_
         widths[kind] = [lookup.weight.shape[1] for lookup in network.lookups]
+        assert (network.token_features is not None) == (kind is TokenSequencesInput)
         assert (network.pair_features is not None) == (kind is TokenSequencesInput)
-    # One token-ratio column for two classes; the pair column joins at lookup time.
+    # The tables keep their width: the ratio columns join at lookup time.
     assert widths == {
-        TokenSequencesInput: [TABLE.shape[1] + 1],
+        TokenSequencesInput: [TABLE.shape[1]],
         TokenIdInput: [clf.embedding_dim],
         ScalarFeatureInput: [],
         VectorInput: [],

@@ -6,9 +6,15 @@ import torch
 from skorch.dataset import ValidSplit
 
 from sklearn_lama.classification import _nb_features as nb_module
-from sklearn_lama.classification._nb_features import append_ratios, log_count_ratios, nb_columns
+from sklearn_lama.classification._nb_features import (
+    NaiveBayesColumns,
+    nb_columns,
+    ngram_log_count_ratios,
+    ratio_scales,
+)
+from sklearn_lama.classification._targets import SingleLabel
 from sklearn_lama.modules import SequenceNetwork
-from sklearn_lama.training._batching import SequenceBatches
+from sklearn_lama.training._batching import SequenceBatches, TrainingView
 from sklearn_lama.training._splits import HoldOut
 
 from .conftest import make_classifier, make_pipeline
@@ -20,53 +26,88 @@ def _batches(docs):
     return SequenceBatches(np.concatenate(docs).astype(np.int64), offsets)
 
 
-def test_log_count_ratios_match_the_formula():
+def _token_ratios(batches, docs, y, weights, vocabulary_size, n_classes, folds=0):
+    return ngram_log_count_ratios(
+        batches, docs, y, weights, vocabulary_size, n_classes, n=1, min_count=1, folds=folds
+    )
+
+
+def test_token_ratios_match_the_formula():
     # Vocabulary: 0 padding, 1 OOV, 2 "good", 3 "bad", 4 "film".
     docs = [[2, 4, 2], [2], [3, 4], [3, 3, 4]]
     y = np.array([1, 1, 0, 0])
-    ratios = log_count_ratios(_batches(docs), np.arange(4), y, np.ones(4), 5, 2)
+    keys, ratios = _token_ratios(_batches(docs), np.arange(4), y, np.ones(4), 5, 2)
     # Documents holding each token, the repeated "good" counted once.
-    positive = np.array([0, 0, 2, 0, 1]) + 1.0
-    negative = np.array([0, 0, 0, 2, 2]) + 1.0
+    positive = np.array([2, 0, 1]) + 1.0
+    negative = np.array([0, 2, 2]) + 1.0
     expected = np.log(positive / positive.sum()) - np.log(negative / negative.sum())
-    expected[0] = 0
-    expected /= expected[2:].std()
-    assert ratios.shape == (5, 1)
-    np.testing.assert_allclose(ratios[:, 0], expected, rtol=1e-6)
-    assert ratios[2, 0] > 0 > ratios[3, 0]
+    assert keys.tolist() == [2, 3, 4] and ratios.shape == (3, 1)
+    np.testing.assert_allclose(ratios[:, 0], expected / expected.std(), rtol=1e-6)
+    assert ratios[0, 0] > 0 > ratios[1, 0]
 
 
-def test_log_count_ratios_count_only_the_given_rows_with_their_weights():
+def test_token_ratios_count_only_the_given_rows_with_their_weights():
     docs = [[2], [3], [2, 3], [4]]
     y = np.array([0, 1, 1, 0])
     batches = _batches(docs)
     # Row weights 2 and a repeated row are the same counts.
-    weighted = log_count_ratios(batches, np.array([0, 1]), y[:2], np.array([2.0, 1.0]), 5, 2)
-    repeated = log_count_ratios(batches, np.array([0, 0, 1]), y[[0, 0, 1]], np.ones(3), 5, 2)
-    np.testing.assert_allclose(weighted, repeated)
-    # Documents 2 and 3 left out: token 4 was never seen, in either class.
-    unseen = log_count_ratios(batches, np.array([0, 1]), y[:2], np.ones(2), 5, 2)
-    assert unseen[4, 0] == pytest.approx(unseen[1, 0])
+    weighted = _token_ratios(batches, np.array([0, 1]), y[:2], np.array([2.0, 1.0]), 5, 2)
+    repeated = _token_ratios(batches, np.array([0, 0, 1]), y[[0, 0, 1]], np.ones(3), 5, 2)
+    np.testing.assert_array_equal(weighted[0], repeated[0])
+    np.testing.assert_allclose(weighted[1], repeated[1])
+    # Documents 2 and 3 left out: token 4 was never seen, and has no ratio.
+    assert 4 not in weighted[0]
 
 
 def test_one_column_per_class_beyond_two():
     assert nb_columns(2) == 1 and nb_columns(5) == 5
     docs = [[2], [3], [4]]
-    ratios = log_count_ratios(_batches(docs), np.arange(3), np.arange(3), np.ones(3), 5, 3)
-    assert ratios.shape == (5, 3)
-    assert np.argmax(ratios[2:5], axis=1).tolist() == [0, 1, 2]
+    keys, ratios = _token_ratios(_batches(docs), np.arange(3), np.arange(3), np.ones(3), 5, 3)
+    assert ratios.shape == (3, 3)
+    assert np.argmax(ratios, axis=1).tolist() == [0, 1, 2]
 
 
-def test_append_ratios_scales_to_each_table():
+def test_ratio_scales_follow_each_tables_spread():
     rng = np.random.RandomState(0)
     tables = [rng.normal(0, 0.1, (6, 4)), rng.normal(0, 2.0, (6, 3))]
-    ratios = rng.normal(size=(6, 1)).astype(np.float32)
-    small, large = append_ratios(tables, ratios, 3.0)
-    assert small.shape == (6, 5) and large.shape == (6, 4)
-    np.testing.assert_array_equal(small[:, :4], tables[0].astype(np.float32))
-    np.testing.assert_allclose(
-        small[:, 4] / large[:, 3], tables[0][2:].std() / tables[1][2:].std(), rtol=1e-5
-    )
+    small, large = ratio_scales(tables, 3.0, 1)
+    assert small / large == pytest.approx(tables[0][2:].std() / tables[1][2:].std(), rel=1e-5)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_a_training_documents_own_features_ignore_its_label(n_classes):
+    """Flipping one training label leaves that document's training-time features unchanged."""
+    rng = np.random.RandomState(n_classes)
+    vocabulary_size, n = 12, 60
+    docs = [rng.randint(2, vocabulary_size, size=rng.randint(3, 9)) for _ in range(n)]
+    y = rng.randint(0, n_classes, size=n)
+    table = rng.normal(size=(vocabulary_size, 4)).astype(np.float32)
+    offsets = np.concatenate([[0], np.cumsum([len(d) for d in docs])])
+    batches = SequenceBatches(np.concatenate(docs), offsets, tables=[table])
+
+    def features(labels, document, training, folds):
+        naive_bayes = NaiveBayesColumns(3.0, 1.0, folds, SingleLabel(np.arange(n_classes)))
+        view = TrainingView(batches, np.arange(n), labels, np.ones(n))
+        extra, _ = naive_bayes.features([table], vocabulary_size, view)
+        network = SequenceNetwork(torch.nn.Identity(), tables=[torch.from_numpy(table)], **extra)
+        ids = torch.from_numpy(docs[document].astype(np.int64))[None]
+        with torch.no_grad():
+            inputs, _ = network.train(training).embed(torch.tensor([ids.shape[1]]), ids=ids)
+        # The token ratios, then the pair ratios, after the table's 4 columns.
+        return inputs[..., 4:]
+
+    for document in range(0, n, 7):
+        flipped = y.copy()
+        flipped[document] = (y[document] + 1) % n_classes
+        assert torch.equal(features(y, document, True, 5), features(flipped, document, True, 5))
+        # Predictions read the ratios of every training document, this one's label included.
+        assert not torch.equal(
+            features(y, document, False, 5), features(flipped, document, False, 5)
+        )
+        # Without cross-fitting, the label reaches the document's own features: the leak.
+        assert not torch.equal(
+            features(y, document, True, 0), features(flipped, document, True, 0)
+        )
 
 
 def test_hold_out_draws_the_rows_skorch_would():
@@ -78,35 +119,41 @@ def test_hold_out_draws_the_rows_skorch_would():
 
 
 @pytest.mark.parametrize("nb_unigram_weight, extra", [(0.0, 0), (3.0, 1)])
-def test_tables_grow_by_the_ratio_columns(kind, toy_corpus, nb_unigram_weight, extra):
+def test_token_vectors_grow_by_the_ratio_columns(kind, toy_corpus, nb_unigram_weight, extra):
     texts, labels = toy_corpus
-    pipe = make_pipeline(kind, max_epochs=1, nb_unigram_weight=nb_unigram_weight).fit(
-        texts, labels
-    )
-    widths = [lookup.weight.shape[1] for lookup in pipe[-1].net_.module_.lookups]
+    pipe = make_pipeline(
+        kind, max_epochs=1, nb_unigram_weight=nb_unigram_weight, nb_bigram_weight=0.0
+    ).fit(texts, labels)
+    network = pipe[-1].net_.module_
+    assert [lookup.weight.shape[1] for lookup in network.lookups] == [pipe[0].vector_size]
+    inputs, _ = network.eval().embed(torch.tensor([3]), ids=torch.tensor([[2, 3, 4]]))
+    widths = [t.shape[-1] for t in (inputs if isinstance(inputs, tuple) else (inputs,))]
     assert widths == [pipe[0].vector_size + extra]
 
 
-@pytest.mark.parametrize(
-    "counter, param",
-    [("log_count_ratios", "nb_unigram_weight"), ("bigram_log_count_ratios", "nb_bigram_weight")],
-)
-def test_ratios_leave_out_the_held_out_documents(toy_corpus, monkeypatch, counter, param):
+@pytest.mark.parametrize("param", ["nb_unigram_weight", "nb_bigram_weight"])
+def test_ratios_leave_out_the_held_out_documents(toy_corpus, monkeypatch, param):
     texts, labels = toy_corpus
-    seen = {}
-    counted = getattr(nb_module, counter)
+    seen = []
+    counted = nb_module.ngram_log_count_ratios
 
     def spy(batches, docs, y, weights, *args, **kwargs):
-        seen["docs"] = np.asarray(docs)
+        seen.append(np.asarray(docs))
         return counted(batches, docs, y, weights, *args, **kwargs)
 
-    monkeypatch.setattr(nb_module, counter, spy)
-    pipe = make_pipeline("fcsr", max_epochs=1, validation_fraction=0.25, **{param: 3.0})
+    monkeypatch.setattr(nb_module, "ngram_log_count_ratios", spy)
+    pipe = make_pipeline(
+        "fcsr",
+        max_epochs=1,
+        validation_fraction=0.25,
+        **{"nb_unigram_weight": 0.0, "nb_bigram_weight": 0.0, param: 3.0},
+    )
     pipe.fit(texts, labels)
     n = len(texts)
     # Every document is counted at most once, and a quarter is held out.
-    assert len(seen["docs"]) == n - int(np.ceil(0.25 * n))
-    assert len(np.unique(seen["docs"])) == len(seen["docs"])
+    assert len(seen) == 1
+    assert len(seen[0]) == n - int(np.ceil(0.25 * n))
+    assert len(np.unique(seen[0])) == len(seen[0])
 
 
 def test_dense_and_id_inputs_get_no_ratio_columns():
@@ -135,7 +182,7 @@ def test_the_ratio_block_weighs_the_same_for_any_number_of_classes():
     table = rng.normal(size=(50, 8))
     for k in (1, 4, 9):
         ratios = rng.normal(size=(50, k)).astype(np.float32)
-        (appended,) = append_ratios([table], ratios / ratios[2:].std(axis=0), 2.0)
-        block = appended[2:, 8:]
+        (scale,) = ratio_scales([table], 2.0, k)
+        block = ratios / ratios.std(axis=0) * scale
         expected = 4.0 * table[2:].std() ** 2
         assert np.sum(block.std(axis=0) ** 2) == pytest.approx(expected, rel=1e-4)

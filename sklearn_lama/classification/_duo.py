@@ -10,7 +10,7 @@ from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._parameters import shared_parameters
+from ._parameters import ADDITIONS_OFF, shared_parameters
 
 __all__ = ["DuoClassifier"]
 
@@ -70,6 +70,16 @@ class DuoClassifier(BaseSequenceClassifier):
     >>> pipe.predict(["great nice", "awful sad"]).tolist()
     ['pos', 'neg']
     """
+
+    #: The paper's settings where the defaults differ (the library's additions
+    #: off, see the user guide's "Paper-faithful settings"):
+    #: ``clf.set_params(**clf.paper_parameters)``.
+    paper_parameters = {
+        **ADDITIONS_OFF,
+        "attention_softmax": False,
+        "bias": False,
+        "positions": None,
+    }
 
     _parameters = {
         "d_ff": Param(
@@ -177,7 +187,7 @@ class DuoClassifier(BaseSequenceClassifier):
         embedding_dropout=0.5,
         nb_unigram_weight=3.0,
         nb_bigram_weight=1.0,
-        nb_folds=0,
+        nb_folds=10,
         max_epochs=20,
         max_time=None,
         batch_size=32,

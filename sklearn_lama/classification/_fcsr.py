@@ -13,7 +13,7 @@ from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._parameters import shared_parameters
+from ._parameters import ADDITIONS_OFF, shared_parameters
 
 __all__ = ["FCSRClassifier"]
 
@@ -62,6 +62,13 @@ class FCSRClassifier(BaseSequenceClassifier):
     >>> pipe.predict(["great nice", "awful sad"]).tolist()
     ['pos', 'neg']
     """
+
+    #: The paper's settings where the defaults differ (the library's additions
+    #: off, see the user guide's "Paper-faithful settings"):
+    #: ``clf.set_params(**clf.paper_parameters)``.
+    paper_parameters = {
+        **ADDITIONS_OFF,
+    }
 
     _parameters = {
         "alpha": Param(
@@ -121,7 +128,6 @@ class FCSRClassifier(BaseSequenceClassifier):
                 results page), so FCSR keeps none by default.""",
             },
             nb_bigram_weight={"default": 3.0},
-            nb_folds={"default": 10},
         ),
     }
 

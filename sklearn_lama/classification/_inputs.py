@@ -86,7 +86,7 @@ class InputAdapter:
         embedding_dim : int
             Width of an embedding learned from scratch.
         naive_bayes : NaiveBayesColumns
-            The Naive Bayes columns to append to embedding tables.
+            The Naive Bayes columns to append to the vectors of embedding tables.
         counted : TrainingView, default=None
             The training rows, whose batches carry the embedding tables and
             which the Naive Bayes ratios count; ``None`` when the network is
@@ -143,10 +143,10 @@ class TokenSequencesInput(InputAdapter):
             tables = [np.zeros((self.vocabulary_size, d), np.float32) for d in self.embedding_dims]
         else:
             tables = counted.batches.tables
-        tables, pairs, pair_width = naive_bayes.extend(tables, self.vocabulary_size, counted)
+        features, width = naive_bayes.features(tables, self.vocabulary_size, counted)
         torch_tables = [torch.from_numpy(np.array(t, dtype=np.float32)) for t in tables]
-        sizes = tuple(t.shape[1] + pair_width for t in tables)
-        return {"tables": torch_tables, **pairs}, sizes
+        sizes = tuple(t.shape[1] + width for t in tables)
+        return {"tables": torch_tables, **features}, sizes
 
 
 class TokenIdInput(InputAdapter):

@@ -1,4 +1,4 @@
-"""Naive Bayes log-count ratios of the training tokens, appended to the embedding tables.
+"""Naive Bayes log-count ratios of the training tokens and pairs, appended to token vectors.
 
 Word vectors trained on a few thousand documents carry little of what
 separates the classes (word2vec puts "good" next to "bad"); a linear model on
@@ -9,43 +9,40 @@ weigh words by it from the first epoch. The same ratios of the word pairs
 (bigrams) carry what the linear model learns from its bigram features
 ("not good"); each position gets that of the pair it ends.
 
-A pair held by two training documents of one class is an almost certain cue
-on those documents and a weak one elsewhere: ratios counted on the very
-documents a model trains on leak their labels (as target encoding does
-without cross-fitting), and a model that fits them fast learns the leak.
-Cross-fitted pair ratios (``nb_folds``) avoid it: a training document sees
+A token or pair held by a few training documents of one class is an almost
+certain cue on those documents and a weak one elsewhere: ratios counted on
+the very documents a model trains on leak their labels (as target encoding
+does without cross-fitting), and a model that fits them fast learns the
+leak. Cross-fitted ratios (``nb_folds``) avoid it: a training document sees
 the ratios counted on the documents outside its fold (Chernozhukov et al.,
-2018).
+2018); predictions read those of every training document.
 """
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 
-from ..modules import PairFeatures, document_folds
+from ..modules import NgramFeatures, document_folds
 from ..text._sequences import N_RESERVED
 
 __all__ = [
     "NaiveBayesColumns",
-    "append_ratios",
-    "bigram_log_count_ratios",
-    "log_count_ratios",
     "nb_columns",
+    "ngram_log_count_ratios",
     "ratio_scales",
 ]
 
 
 class NaiveBayesColumns:
-    """The Naive Bayes columns a classifier appends to its embedding tables.
+    """The Naive Bayes columns a classifier appends to every token vector.
 
-    The token ratios of :func:`log_count_ratios` join every table as
-    fine-tuned columns (when ``weight > 0``); the pair ratios of
-    :func:`bigram_log_count_ratios` come as fixed
-    :class:`~sklearn_lama.modules.PairFeatures` appended to every table's
-    vectors (when ``pair_weight > 0``). Each problem of the target (one
-    for a label per document, one per label or per task otherwise) gives
-    its ``nb_columns(n_classes)`` columns, side by side; a task counts only
-    the documents labelled for it.
+    The ratios of :func:`ngram_log_count_ratios`, of single tokens (when
+    ``weight > 0``) then of token pairs (when ``pair_weight > 0``), come as
+    fixed :class:`~sklearn_lama.modules.NgramFeatures` appended to every
+    table's vectors, cross-fitted in ``folds`` folds. Each problem of the
+    target (one for a label per document, one per label or per task
+    otherwise) gives its ``nb_columns(n_classes)`` columns, side by side; a
+    task counts only the documents labelled for it.
 
     Parameters
     ----------
@@ -54,11 +51,16 @@ class NaiveBayesColumns:
     pair_weight : float
         Weight of the pair ratios (``nb_bigram_weight``).
     folds : int
-        Cross-fitting folds of the pair ratios (``nb_folds``).
+        Cross-fitting folds of the ratios (``nb_folds``); 0 counts every
+        training document for every row.
     target : SingleLabel, MultiLabel or MultiOutput
         The estimator's target encoding: its ``nb_sizes`` (classes of each
         problem) and ``nb_problems(y)``.
     """
+
+    # (n, min_count): every token a training document holds has a ratio; a
+    # pair needs two documents, one alone would be its document's label.
+    _ORDERS = {1: 1, 2: 2}
 
     def __init__(self, weight, pair_weight, folds, target):
         self.weight = weight
@@ -66,69 +68,62 @@ class NaiveBayesColumns:
         self.folds = folds
         self.target = target
 
-    def extend(self, tables, vocabulary_size, counted=None):
-        """The tables with the token ratios appended, and the pair features.
+    def features(self, tables, vocabulary_size, counted=None):
+        """The :class:`~sklearn_lama.modules.SequenceNetwork` arguments of the ratios.
 
         Parameters
         ----------
         tables : list of ndarray of shape (vocabulary_size, d_i)
-            The embedding tables.
+            The embedding tables, whose spread scales the ratios.
         vocabulary_size : int
             Rows of the tables.
         counted : TrainingView, default=None
             The training rows the ratios count (held-out rows left out);
-            ``None`` gives zeros of the right shapes, for a network rebuilt to
-            receive trained weights.
+            ``None`` gives no n-grams, for a network rebuilt to receive
+            trained weights.
 
         Returns
         -------
-        tables : list of ndarray of shape (vocabulary_size, d_i + n_token_columns)
-            The tables with the scaled token ratios appended.
-        pairs : dict
-            ``pair_features`` and ``pair_scales`` of
-            :class:`~sklearn_lama.modules.SequenceNetwork`; empty without
-            pair ratios.
-        pair_width : int
-            Columns that the pair features add to every table's vectors.
+        features : dict
+            ``token_features``, ``token_scales``, ``pair_features`` and
+            ``pair_scales`` of :class:`~sklearn_lama.modules.SequenceNetwork`,
+            those with a weight of 0 left out.
+        width : int
+            Columns that the features add to every table's vectors.
         """
         width = sum(nb_columns(n) for n in self.target.nb_sizes)
         problems = [] if counted is None else self._problems(counted)
-        pairs, pair_width = {}, 0
-        if self.pair_weight:
-            pair_width = width
+        features, added = {}, 0
+        for name, n, weight in (("token", 1, self.weight), ("pair", 2, self.pair_weight)):
+            if not weight:
+                continue
             if counted is None:
                 keys, values = np.zeros(0, np.int64), np.zeros((0, width), np.float32)
             else:
-                keys, values = _merged_pairs(
+                keys, values = _merged(
                     [
-                        bigram_log_count_ratios(
-                            counted.batches, *rows, vocabulary_size, n, folds=self.folds
+                        ngram_log_count_ratios(
+                            counted.batches,
+                            *rows,
+                            vocabulary_size,
+                            n_classes,
+                            n=n,
+                            min_count=self._ORDERS[n],
+                            folds=self.folds,
                         )
-                        for *rows, n in problems
+                        for *rows, n_classes in problems
                     ]
                 )
-            pairs = {
-                "pair_features": PairFeatures(
-                    torch.from_numpy(keys),
-                    torch.from_numpy(values),
-                    vocabulary_size,
-                    folds=self.folds,
-                ),
-                # Scaled by the spread of the tables' own vectors, before the ratios join them.
-                "pair_scales": torch.from_numpy(ratio_scales(tables, self.pair_weight, width)),
-            }
-        if self.weight:
-            if counted is None:
-                ratios = np.zeros((vocabulary_size, width), np.float32)
-            else:
-                ratios = np.hstack(
-                    [
-                        log_count_ratios(counted.batches, *rows, vocabulary_size, n)
-                        for *rows, n in problems
-                    ]
-                )
-            tables = append_ratios(tables, ratios, self.weight)
-        return tables, pairs, pair_width
+            features[f"{name}_features"] = NgramFeatures(
+                torch.from_numpy(keys),
+                torch.from_numpy(values),
+                vocabulary_size,
+                n=n,
+                folds=self.folds,
+            )
+            features[f"{name}_scales"] = torch.from_numpy(ratio_scales(tables, weight, width))
+            added += width
+        return features, added
 
     def _problems(self, view):
         """``(docs, y, weights, n_classes)`` of each problem, from a training view's rows."""
@@ -139,11 +134,11 @@ class NaiveBayesColumns:
         return problems
 
 
-def _merged_pairs(tables):
+def _merged(tables):
     """The ``(keys, ratios)`` of several problems as one table, side by side.
 
-    A pair one problem does not keep gets zeros in its columns, as an
-    unknown pair does.
+    An n-gram one problem does not keep gets zeros in its columns, as an
+    unknown one does.
     """
     if len(tables) == 1:
         return tables[0]
@@ -162,16 +157,34 @@ def nb_columns(n_classes):
     return 1 if n_classes == 2 else n_classes
 
 
-def log_count_ratios(batches, docs, y, weights, vocabulary_size, n_classes, alpha=1.0):
-    """Standardised log-count ratios, shape ``(vocabulary_size, nb_columns(n_classes))``.
+def ngram_log_count_ratios(
+    batches,
+    docs,
+    y,
+    weights,
+    vocabulary_size,
+    n_classes,
+    n=2,
+    min_count=2,
+    alpha=1.0,
+    folds=0,
+):
+    """Standardised log-count ratios of the n-grams of the training documents.
 
-    For class ``c``, ``r_c(w) = log(p_c(w) / |p_c|_1) - log(q_c(w) / |q_c|_1)``
-    with ``p_c(w)`` the ``alpha``-smoothed (weighted) number of class-``c``
-    documents holding token ``w`` and ``q_c(w)`` that of the other classes
-    (Wang & Manning, 2012, Eq. 1-2, one class against the rest; two classes
-    need the second class's column only, the first is its negative). Each
-    column is divided by its standard deviation over the vocabulary words;
-    the padding row is 0.
+    For class ``c``, ``r_c(g) = log(p_c(g) / |p_c|_1) - log(q_c(g) / |q_c|_1)``
+    with ``p_c(g)`` the ``alpha``-smoothed (weighted) number of class-``c``
+    documents holding the n-gram ``g`` (``n`` adjacent tokens within a
+    document) and ``q_c(g)`` that of the other classes (Wang & Manning, 2012,
+    Eq. 1-2, one class against the rest; two classes need the second class's
+    column only, the first is its negative), for the n-grams held by at least
+    ``min_count`` (weighted) training documents. Each column is divided by its
+    standard deviation over those n-grams.
+
+    With ``folds``, ``folds`` more blocks follow: block ``f`` (1 to
+    ``folds``) holds the ratios counted without the training documents of
+    fold ``f - 1`` (:func:`~sklearn_lama.modules.document_folds`), their keys
+    offset by ``f * vocabulary_size ** n``, standardised by their own spread:
+    nothing in block ``f`` depends on the labels of fold ``f - 1``.
 
     Parameters
     ----------
@@ -180,83 +193,53 @@ def log_count_ratios(batches, docs, y, weights, vocabulary_size, n_classes, alph
     docs, y, weights : ndarray of shape (n_rows,)
         The training rows: a document index, its encoded class and its weight.
     vocabulary_size : int
-        Rows of the tables (reserved rows included).
+        Number of token ids.
     n_classes : int
         Number of classes.
+    n : int, default=2
+        Tokens per n-gram.
+    min_count : float, default=2
+        Fewest (weighted) counted documents holding an n-gram that has a ratio.
     alpha : float, default=1.0
         Additive smoothing of the counts.
-    """
-    lengths = np.diff(batches.offsets)
-    owner = np.repeat(np.arange(len(lengths)), lengths)
-    presence = sp.csr_matrix(
-        (np.ones(len(batches.ids)), (owner, batches.ids)),
-        shape=(len(lengths), vocabulary_size),
-    )
-    counts = _class_counts(presence, docs, y, weights, n_classes)
-    ratios = _ratios(counts, n_classes, alpha)
-    ratios[0] = 0.0
-    return _standardised(ratios, ratios[N_RESERVED:])
-
-
-def bigram_log_count_ratios(
-    batches,
-    docs,
-    y,
-    weights,
-    vocabulary_size,
-    n_classes,
-    min_count=2,
-    alpha=1.0,
-    folds=0,
-):
-    """The log-count ratios of the token pairs of the training documents.
-
-    The ratios of :func:`log_count_ratios`, with a document's distinct
-    adjacent pairs of tokens in place of its distinct tokens (Wang & Manning,
-    2012, use both as features), for the pairs held by at least ``min_count``
-    (weighted) training documents; each column is divided by its standard
-    deviation over those pairs.
-
-    With ``folds``, ``folds`` more blocks follow: block ``f`` (1 to
-    ``folds``) holds the ratios counted without the training documents of
-    fold ``f - 1`` (:func:`~sklearn_lama.modules.document_folds`), their keys offset by
-    ``f * vocabulary_size ** 2``, scaled like block 0.
+    folds : int, default=0
+        Cross-fitted blocks after block 0.
 
     Returns
     -------
-    keys : ndarray of shape (n_pairs,), int64
-        The pairs, sorted, each as ``block * vocabulary_size ** 2 + first *
-        vocabulary_size + second``; block 0 counts every training document.
-    ratios : ndarray of shape (n_pairs, nb_columns(n_classes)), float32
+    keys : ndarray of shape (n_ngrams,), int64
+        The n-grams, sorted, each as ``block * vocabulary_size ** n + sum_j
+        id_j * vocabulary_size ** (n - 1 - j)``; block 0 counts every
+        training document.
+    ratios : ndarray of shape (n_ngrams, nb_columns(n_classes)), float32
     """
     lengths = np.diff(batches.offsets)
     owner = np.repeat(np.arange(len(lengths)), lengths)
     ids = np.asarray(batches.ids, np.int64)
-    # Pairs within a document: the last token of one and the first of the next are no pair.
-    within = owner[:-1] == owner[1:]
-    pairs = (ids[:-1] * vocabulary_size + ids[1:])[within]
-    keys, column = np.unique(pairs, return_inverse=True)
+    grams, size = ids[: len(ids) - n + 1], len(ids) - n + 1
+    for j in range(1, n):
+        grams = grams * vocabulary_size + ids[j : j + size]
+    # n-grams within a document: none spans the end of one and the start of the next.
+    within = owner[:size] == owner[n - 1 :]
+    grams = grams[within]
+    keys, column = np.unique(grams, return_inverse=True)
     presence = sp.csr_matrix(
-        (np.ones(len(pairs)), (owner[:-1][within], column)),
+        (np.ones(len(grams)), (owner[:size][within], column)),
         shape=(len(lengths), len(keys)),
     )
     docs, y, weights = np.asarray(docs), np.asarray(y), np.asarray(weights)
-    counts = _class_counts(presence, docs, y, weights, n_classes)
-    kept = counts.sum(axis=0) >= min_count
-    ratios = _ratios(counts[:, kept], n_classes, alpha)
-    blocks = [(keys[kept], _standardised(ratios, ratios))]
-    fold = None
+    counted = [np.ones(len(docs), bool)]
     if folds:
-        every = document_folds(torch.from_numpy(ids), torch.from_numpy(lengths), folds)
-        fold = every.numpy()[docs]
-    for f in range(folds):
-        out = fold != f
-        counts = _class_counts(presence, docs[out], y[out], weights[out], n_classes)
-        kept_f = counts.sum(axis=0) >= min_count
-        ratios_f = _ratios(counts[:, kept_f], n_classes, alpha)
-        offset = (f + 1) * vocabulary_size * vocabulary_size
-        blocks.append((keys[kept_f] + offset, _standardised(ratios_f, ratios)))
-    return tuple(np.concatenate(block) for block in zip(*blocks))
+        fold = document_folds(torch.from_numpy(ids), torch.from_numpy(lengths), folds).numpy()
+        counted += [fold[docs] != f for f in range(folds)]
+    blocks = []
+    for block, rows in enumerate(counted):
+        counts = _class_counts(presence, docs[rows], y[rows], weights[rows], n_classes)
+        kept = counts.sum(axis=0) >= min_count
+        ratios = _ratios(counts[:, kept], n_classes, alpha)
+        offset = block * vocabulary_size**n
+        blocks.append((keys[kept] + offset, _standardised(ratios)))
+    return tuple(np.concatenate(part) for part in zip(*blocks))
 
 
 def _class_counts(presence, docs, y, weights, n_classes):
@@ -281,9 +264,9 @@ def _ratios(counts, n_classes, alpha):
     return ratios
 
 
-def _standardised(ratios, reference):
-    """``ratios`` divided by the standard deviation of ``reference``'s columns."""
-    scale = reference.std(axis=0) if len(reference) else 0.0
+def _standardised(ratios):
+    """``ratios`` divided by the standard deviation of its columns."""
+    scale = ratios.std(axis=0) if len(ratios) else 0.0
     return (ratios / np.where(scale > 0, scale, 1.0)).astype(np.float32)
 
 
@@ -301,12 +284,3 @@ def ratio_scales(tables, weight, n_columns):
         spread = float(words.std()) if words.size else 1.0
         scales.append(weight / np.sqrt(n_columns) * (spread or 1.0))
     return np.asarray(scales, np.float32)
-
-
-def append_ratios(tables, ratios, weight):
-    """Each table with the ratios appended, scaled by :func:`ratio_scales`."""
-    scales = ratio_scales(tables, weight, ratios.shape[1])
-    return [
-        np.hstack([np.asarray(table, np.float32), ratios * scale])
-        for table, scale in zip(tables, scales)
-    ]

@@ -15,7 +15,7 @@ from ..training._parameters import INFERENCE_BATCH, OPTIMIZERS, TRAINING_PARAMET
 from ..utils._parameters import Param
 from ..utils._sklearn_compat import Interval, Options, StrOptions
 
-__all__ = ["CLASSIFIER_PARAMETERS", "shared_parameters"]
+__all__ = ["ADDITIONS_OFF", "CLASSIFIER_PARAMETERS", "shared_parameters"]
 
 CLASSIFIER_PARAMETERS = {
     "embedding_dim": Param(
@@ -47,15 +47,18 @@ CLASSIFIER_PARAMETERS = {
         documents of a class hold it than the others (Wang & Manning, 2012;
         one column for two classes, else one per class), computed on the
         training documents only (never on the held-out validation ones),
-        standardised and scaled to ``nb_unigram_weight`` times the spread of
-        the table's vectors (divided by the square root of the number of
-        columns), then fine-tuned with them. Word vectors trained on a small
-        corpus barely separate "good" from "bad"; these columns carry what
-        TF-IDF + LogisticRegression learns from such a corpus. ``0`` leaves
-        them out: the papers' inputs (word vectors only).
+        cross-fitted (``nb_folds``), standardised and scaled to
+        ``nb_unigram_weight`` times the spread of the table's vectors (divided
+        by the square root of the number of columns), and kept fixed. Word
+        vectors trained on a small corpus barely separate "good" from "bad";
+        these columns carry what TF-IDF + LogisticRegression learns from such
+        a corpus. ``0`` leaves them out: the papers' inputs (word vectors
+        only).
 
         .. versionchanged:: 0.8.0
-           Renamed from ``nb_features``, a name that read as a count.""",
+           Renamed from ``nb_features``, a name that read as a count.
+           Cross-fitted and kept fixed: they were fine-tuned columns of the
+           tables, counted on every training document.""",
     ),
     "nb_bigram_weight": Param(
         "float",
@@ -67,22 +70,28 @@ CLASSIFIER_PARAMETERS = {
         Manning, 2012, whose bigram features give a linear model most of its
         edge on sentiment), for the pairs held by at least two training
         documents (0 for the others and the first token); computed on the
-        training documents only and kept fixed. ``0`` leaves them out.
+        training documents only, cross-fitted (``nb_folds``) and kept fixed.
+        ``0`` leaves them out.
 
         .. versionchanged:: 0.8.0
            Renamed from ``nb_bigrams``, a name that read as a count.""",
     ),
     "nb_folds": Param(
         "int",
-        0,
+        10,
         # One fold would leave no document to count for the training rows.
         [Interval(Integral, 2, None, closed="left"), Options(Integral, {0})],
-        """Cross-fitting of the ``nb_bigram_weight`` ratios: while training, each
-        document reads the ratios counted without the documents of its fold
-        (one of ``nb_folds``, a hash of its tokens), as target encoding is
-        cross-fitted, so that a pair held by few training documents is not a
-        cue that gives their labels away; predictions use the ratios of all
-        training documents. ``0`` counts every training document for all.""",
+        """Cross-fitting of the Naive Bayes ratios (``nb_unigram_weight``,
+        ``nb_bigram_weight``): while training, each document reads the ratios
+        counted without the documents of its fold (one of ``nb_folds``, a hash
+        of its tokens), as target encoding is cross-fitted, so that a token or
+        pair held by few training documents is not a cue that gives their
+        labels away; predictions use the ratios of all training documents.
+        ``0`` counts every training document for every row: a document's own
+        label then reaches its features while training (a label leak).
+
+        .. versionchanged:: 0.8.0
+           Applies to the token ratios too.""",
     ),
     "batch_size": Param(
         "int",
@@ -162,6 +171,16 @@ CLASSIFIER_PARAMETERS = {
         ``decision_function``, ``attention_weights`` and validation (at
         least ``batch_size``), within ``max_batch_tokens``.""",
     ),
+}
+
+
+# The library's additions to every paper, switched off: the Naive Bayes
+# features, the dropout on the token vectors and the weight average.
+ADDITIONS_OFF = {
+    "nb_unigram_weight": 0.0,
+    "nb_bigram_weight": 0.0,
+    "embedding_dropout": 0.0,
+    "ema_horizon": 0.0,
 }
 
 

@@ -24,6 +24,7 @@ from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
 from ._losses import LabelwiseBCE, TaskwiseCrossEntropy
 from ._network import (
     ConcatenateTables,
+    NgramFeatures,
     PairFeatures,
     SequenceNetwork,
     TableStreams,
@@ -45,6 +46,7 @@ __all__ = [
     "LAMAAttention",
     "LAMAModule",
     "LabelwiseBCE",
+    "NgramFeatures",
     "PairFeatures",
     "SequenceNetwork",
     "StreamAttention",

@@ -6,6 +6,7 @@ from torch import nn
 
 __all__ = [
     "ConcatenateTables",
+    "NgramFeatures",
     "PairFeatures",
     "SequenceNetwork",
     "TableStreams",
@@ -17,8 +18,8 @@ def document_folds(ids, lengths, folds):
     """The cross-fitting fold of each document: ``sum_t (t + 1) * id_t mod folds``.
 
     The one definition of the fold, for the ratios counted without a fold
-    (``bigram_log_count_ratios``) and for the rows that read them while
-    training (:class:`PairFeatures`). Computed from the ids alone, so a
+    (``ngram_log_count_ratios``) and for the rows that read them while
+    training (:class:`NgramFeatures`). Computed from the ids alone, so a
     padded batch gives every document its fold (padding is id 0, after the
     real tokens), and duplicate documents share their fold.
 
@@ -58,8 +59,84 @@ def document_folds(ids, lengths, folds):
     return hashes % folds
 
 
-class PairFeatures(nn.Module):
+class NgramFeatures(nn.Module):
+    """Fixed features of the n-gram of tokens that ends at each position.
+
+    Parameters
+    ----------
+    keys : Tensor of shape (n_ngrams,), int64
+        The known n-grams, sorted, each as ``block * vocabulary_size ** n +
+        sum_j id_j * vocabulary_size ** (n - 1 - j)`` (for ``n=2``, ``block *
+        vocabulary_size ** 2 + first * vocabulary_size + second``).
+    values : Tensor of shape (n_ngrams, k)
+        The features of each known n-gram; an unknown one, and the first
+        ``n - 1`` positions, get zeros.
+    vocabulary_size : int
+        Number of token ids.
+    n : int, default=2
+        Tokens per n-gram: 1 for the token itself, 2 for the pair it ends.
+    folds : int, default=0
+        Blocks of cross-fitted features after block 0. While training, a row
+        reads block ``1 + fold``, its fold given by :func:`document_folds`;
+        otherwise, and with ``folds=0``, block 0.
+
+    A module rebuilt to receive saved weights can start from zero n-grams:
+    its buffers take the saved shapes when the state dict is loaded.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_lama.modules import NgramFeatures
+    >>> known = torch.tensor([3])  # the token 3
+    >>> tokens = NgramFeatures(known, torch.tensor([[1.5]]), vocabulary_size=5, n=1)
+    >>> tokens(torch.tensor([[2, 3, 4]]))[..., 0]
+    tensor([[0.0000, 1.5000, 0.0000]])
+    """
+
+    def __init__(self, keys, values, vocabulary_size, n=2, folds=0):
+        super().__init__()
+        self.register_buffer("keys", keys)
+        self.register_buffer("values", values)
+        # Saved with the weights; read as a Python int, a device sync otherwise.
+        self.register_buffer("folds", torch.tensor(folds))
+        self._folds = folds
+        self.vocabulary_size = vocabulary_size
+        self.n = n
+
+    def forward(self, ids):
+        """The features of ``ids`` (B, T): a (B, T, k) tensor."""
+        n, width = self.n, ids.shape[1]
+        grams = ids[:, : width - n + 1]
+        for j in range(1, n):
+            grams = grams * self.vocabulary_size + ids[:, j : width - n + 1 + j]
+        folds = self._folds
+        if self.training and folds:
+            widths = torch.full((ids.shape[0],), width, device=ids.device)
+            block = document_folds(ids.reshape(-1), widths, folds) + 1
+            grams = grams + (block * self.vocabulary_size**n).unsqueeze(1)
+        if len(self.keys):
+            at = torch.searchsorted(self.keys, grams).clamp_(max=len(self.keys) - 1)
+            found = (self.keys[at] == grams).unsqueeze(-1)
+            features = self.values[at] * found
+        else:
+            features = self.values.new_zeros(grams.shape + self.values.shape[1:])
+        return F.pad(features, (0, 0, n - 1, 0))
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        # The number of n-grams is the trained model's: take it from the saved buffers.
+        for name in ("keys", "values"):
+            saved = state_dict.get(prefix + name)
+            if saved is not None:
+                current = getattr(self, name)
+                setattr(self, name, current.new_empty(saved.shape))
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        self._folds = int(self.folds)
+
+
+class PairFeatures(NgramFeatures):
     """Fixed features of the token pair that ends at each position.
+
+    :class:`NgramFeatures` with ``n=2``.
 
     Parameters
     ----------
@@ -72,12 +149,7 @@ class PairFeatures(nn.Module):
     vocabulary_size : int
         Number of token ids.
     folds : int, default=0
-        Blocks of cross-fitted features after block 0. While training, a row
-        reads block ``1 + fold``, its fold given by :func:`document_folds`;
-        otherwise, and with ``folds=0``, block 0.
-
-    A module rebuilt to receive saved weights can start from zero pairs: its
-    buffers take the saved shapes when the state dict is loaded.
+        Blocks of cross-fitted features after block 0 (see :class:`NgramFeatures`).
 
     Examples
     --------
@@ -90,39 +162,7 @@ class PairFeatures(nn.Module):
     """
 
     def __init__(self, keys, values, vocabulary_size, folds=0):
-        super().__init__()
-        self.register_buffer("keys", keys)
-        self.register_buffer("values", values)
-        # Saved with the weights; read as a Python int, a device sync otherwise.
-        self.register_buffer("folds", torch.tensor(folds))
-        self._folds = folds
-        self.vocabulary_size = vocabulary_size
-
-    def forward(self, ids):
-        """The features of ``ids`` (B, T): a (B, T, k) tensor."""
-        pairs = ids[:, :-1] * self.vocabulary_size + ids[:, 1:]
-        folds = self._folds
-        if self.training and folds:
-            width = torch.full((ids.shape[0],), ids.shape[1], device=ids.device)
-            block = document_folds(ids.reshape(-1), width, folds) + 1
-            pairs = pairs + (block * self.vocabulary_size**2).unsqueeze(1)
-        if len(self.keys):
-            at = torch.searchsorted(self.keys, pairs).clamp_(max=len(self.keys) - 1)
-            found = (self.keys[at] == pairs).unsqueeze(-1)
-            features = self.values[at] * found
-        else:
-            features = self.values.new_zeros(pairs.shape + self.values.shape[1:])
-        return F.pad(features, (0, 0, 1, 0))
-
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        # The number of pairs is the trained model's: take it from the saved buffers.
-        for name in ("keys", "values"):
-            saved = state_dict.get(prefix + name)
-            if saved is not None:
-                current = getattr(self, name)
-                setattr(self, name, current.new_empty(saved.shape))
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-        self._folds = int(self.folds)
+        super().__init__(keys, values, vocabulary_size, n=2, folds=folds)
 
 
 class ConcatenateTables(nn.Module):
@@ -176,9 +216,13 @@ class SequenceNetwork(nn.Module):
         Dropout on the embedded token vectors while training, each table's
         vectors separately. Vectors fine-tuned on a few thousand documents
         otherwise memorise the training set within two or three epochs.
+    token_features : NgramFeatures, default=None
+        Fixed features of each position's token (``n=1``), appended to every
+        table's vectors, times ``token_scales[i]`` for table ``i``.
+    token_scales : Tensor of shape (n_tables,), default=None
     pair_features : PairFeatures, default=None
-        Fixed features of each position's token pair, appended to every
-        table's vectors, times ``pair_scales[i]`` for table ``i``.
+        Fixed features of each position's token pair, appended after those
+        of ``token_features``, times ``pair_scales[i]`` for table ``i``.
     pair_scales : Tensor of shape (n_tables,), default=None
     """
 
@@ -191,6 +235,8 @@ class SequenceNetwork(nn.Module):
         freeze=False,
         combine=None,
         embedding_dropout=0.0,
+        token_features=None,
+        token_scales=None,
         pair_features=None,
         pair_scales=None,
     ):
@@ -209,19 +255,24 @@ class SequenceNetwork(nn.Module):
         self.core = core
         self.combine = ConcatenateTables() if combine is None else combine
         self.embedding_dropout = nn.Dropout(embedding_dropout)
+        self.token_features = token_features
         self.pair_features = pair_features
-        if pair_features is not None:
-            self.register_buffer("pair_scales", pair_scales)
+        for name, features, scales in (
+            ("token_scales", token_features, token_scales),
+            ("pair_scales", pair_features, pair_scales),
+        ):
+            if features is not None:
+                self.register_buffer(name, scales)
 
     def embed(self, lengths, ids=None, x=None):
         """Return the core's inputs and the (B, T) mask, True on real tokens."""
         if ids is not None:
             vectors = [lookup(ids) for lookup in self.lookups]
-            if self.pair_features is not None:
-                pairs = self.pair_features(ids)
+            for features, scales in self._fixed_features():
+                values = features(ids)
                 vectors = [
-                    torch.cat([v, pairs * scale.to(v.dtype)], dim=-1)
-                    for v, scale in zip(vectors, self.pair_scales)
+                    torch.cat([v, values * scale.to(v.dtype)], dim=-1)
+                    for v, scale in zip(vectors, scales)
                 ]
             length = ids.shape[1]
         else:
@@ -230,6 +281,13 @@ class SequenceNetwork(nn.Module):
         vectors = [self.embedding_dropout(v) for v in vectors]
         mask = torch.arange(length, device=lengths.device) < lengths.unsqueeze(1)
         return self.combine(vectors), mask
+
+    def _fixed_features(self):
+        """``(features, scales)`` of the token, then the pair features present."""
+        if self.token_features is not None:
+            yield self.token_features, self.token_scales
+        if self.pair_features is not None:
+            yield self.pair_features, self.pair_scales
 
     def forward(self, lengths, ids=None, x=None):
         inputs, mask = self.embed(lengths, ids=ids, x=x)
