@@ -29,6 +29,8 @@ setup(
         "skorch>=1.0",
         "gensim>=4.3",
         "tqdm>=4.60",
+        # save_weights/load_weights: the tensor format that runs no code when read.
+        "safetensors>=0.4",
     ],
     extras_require={
         "plot": ["matplotlib>=3.5"],

@@ -15,6 +15,8 @@ from pathlib import Path
 import joblib
 import numpy as np
 import pytest
+import safetensors
+import safetensors.torch
 import torch
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV
@@ -31,6 +33,7 @@ from sklearn_lama import (
     load_weights,
     save_weights,
 )
+from sklearn_lama.utils import _persistence
 
 from .conftest import CLASSIFIERS, InterruptAt, make_classifier, make_pipeline
 
@@ -58,18 +61,30 @@ def _round_trip(estimator, path):
 
 
 def _payload(path):
-    """The dict a weights file holds (after its header line)."""
-    body = Path(path).read_bytes().partition(b"\n")[2]
-    return torch.load(io.BytesIO(body), weights_only=True, map_location="cpu")
+    """A weights file's metadata less the digest, its ``estimator`` entry decoded."""
+    with safetensors.safe_open(path, framework="pt") as file:
+        metadata = file.metadata()
+        tensors = {name: file.get_tensor(name) for name in file.keys()}
+    del metadata["sha256"]
+    metadata["estimator"] = _persistence._from_json(json.loads(metadata["estimator"]), tensors)
+    return metadata
 
 
 def _file_bytes(payload, digest=None):
     """A weights file holding ``payload``, with a correct digest unless one is given."""
-    buffer = io.BytesIO()
-    torch.save(payload, buffer)
-    body = buffer.getvalue()
-    digest = hashlib.sha256(body).hexdigest() if digest is None else digest
-    return b"sklearn_lama weights 2 sha256=" + digest.encode() + b"\n" + body
+    tensors = {}
+    metadata = {
+        **payload,
+        "estimator": json.dumps(_persistence._to_json(payload["estimator"], "estimator", tensors)),
+    }
+    if digest is None:
+        return _persistence._signed(tensors, metadata)
+    return safetensors.torch.save(tensors, {**metadata, "sha256": digest})
+
+
+def _tensor_bytes_start(data):
+    """Where a safetensors file's tensor bytes start (after its header)."""
+    return 8 + int.from_bytes(data[:8], "little")
 
 
 def _same_params(a, b):
@@ -213,28 +228,74 @@ def test_plain_array_inputs_round_trip(tmp_path):
         ).predict(np.full((2, 6), 30))
 
 
-def test_file_holds_only_tensors_and_plain_values(fitted, tmp_path):
-    save_weights(fitted["duo"], tmp_path / "model.pt")
-    payload = _payload(tmp_path / "model.pt")
-    assert payload["format"] == "sklearn_lama.weights" and payload["format_version"] == 2
-    assert payload["estimator"]["class"] == "Pipeline"
-    seen = set()
+def test_file_is_safetensors_with_json_metadata(fitted, toy_corpus, tmp_path):
+    # Any safetensors reader opens the file: tensors by name, metadata as strings.
+    texts, _ = toy_corpus
+    save_weights(fitted["duo"], tmp_path / "model.safetensors")
+    with safetensors.safe_open(tmp_path / "model.safetensors", framework="np") as file:
+        metadata = file.metadata()
+        names = set(file.keys())
+        network = "estimator/steps/1/1/state/network/"
+        weights = {n[len(network) :]: file.get_tensor(n) for n in names if n.startswith(network)}
+    assert set(metadata) == {"format", "format_version", "library_version", "estimator", "sha256"}
+    assert metadata["format"] == "sklearn_lama.weights" and metadata["format_version"] == "3"
+    assert metadata["library_version"] == __version__
+    assert re.fullmatch("[0-9a-f]{64}", metadata["sha256"])
+    # The network's weights read without this package are the fitted ones.
+    state = fitted["duo"]["clf"].net_.module_.state_dict()
+    assert weights.keys() == state.keys()
+    for key, value in state.items():
+        np.testing.assert_array_equal(weights[key], value.numpy())
+    # The rest is JSON; each tensor is referenced once, by its own name.
+    references = []
 
-    def walk(obj):
-        seen.add(type(obj))
-        if isinstance(obj, dict):
-            for key, value in obj.items():
-                walk(key)
-                walk(value)
-        elif isinstance(obj, (list, tuple)):
-            for value in obj:
-                walk(value)
-        elif isinstance(obj, torch.Tensor):
-            assert obj.device.type == "cpu"
+    def walk(value):
+        if isinstance(value, dict):
+            if "$tensor" in value:
+                references.append(value["$tensor"])
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        else:
+            assert type(value) in (str, int, float, bool, type(None))
 
-    walk(payload)
-    assert seen <= {dict, list, tuple, str, int, float, bool, type(None), torch.Tensor}
-    assert torch.Tensor in seen
+    tree = json.loads(metadata["estimator"])
+    walk(tree)
+    assert sorted(references) == sorted(names)
+    assert tree["class"] == "Pipeline" and tree["steps"][0][1]["state"]["words"] == list(
+        fitted["duo"]["emb"].vocabulary_
+    )
+    assert tree["steps"][1][1]["state"]["classes"]["values"] == ["neg", "pos"]
+
+
+def test_json_tags_keep_what_json_lacks():
+    tree = {
+        "tuple": (1, (2.5, "x")),
+        "int keys": {0: {"step": torch.tensor(3.0)}, 1: None},
+        "dollar": {"$tensor": "not a tensor", "a/b~c": np.arange(3, dtype=np.uint8)},
+        "list": [torch.ones(2, 3).t(), np.float32(0.5), np.str_("word")],
+        "nan": float("nan"),
+    }
+    tensors = {}
+    encoded = json.loads(json.dumps(_persistence._to_json(tree, "root", tensors)))
+    assert set(tensors) == {
+        "root/int keys/$dict/0/1/step",
+        "root/dollar/$dict/1/1",
+        "root/list/0",
+    }
+    assert all(t.is_contiguous() for t in tensors.values())
+    decoded = _persistence._from_json(encoded, tensors)
+    assert decoded["tuple"] == (1, (2.5, "x"))
+    assert list(decoded["int keys"]) == [0, 1] and decoded["int keys"][0]["step"].item() == 3.0
+    assert decoded["dollar"]["$tensor"] == "not a tensor"
+    assert decoded["dollar"]["a/b~c"].tolist() == [0, 1, 2]
+    assert decoded["list"][0].tolist() == [[1.0, 1.0]] * 3
+    assert decoded["list"][1:] == [0.5, "word"] and type(decoded["list"][1]) is float
+    assert np.isnan(decoded["nan"])
+    with pytest.raises(TypeError, match=r"root/x holds a set"):
+        _persistence._to_json({"x": {1}}, "root", {})
 
 
 def test_values_that_need_code_are_refused(fitted, toy_corpus, tmp_path):
@@ -259,16 +320,26 @@ def test_values_that_need_code_are_refused(fitted, toy_corpus, tmp_path):
 def _damaged_files(good):
     """Name → bytes of files that load_weights must refuse, made from the good file."""
     data = good.read_bytes()
+    start = _tensor_bytes_start(data)  # the tensors' bytes: data[start:]
 
     def edited(edit):
         payload = _payload(good)
         edit(payload)
         return _file_bytes(payload)
 
-    def old_format():
+    def torch_archive(format_version, library_version):
+        # The file of an earlier version: torch.save of the tree, after a header line from 0.2.0.
         buffer = io.BytesIO()
-        torch.save({**_payload(good), "format_version": 1, "library_version": "0.1.0"}, buffer)
-        return buffer.getvalue()
+        tree = {"format": "sklearn_lama.weights", "format_version": format_version}
+        torch.save({**tree, "library_version": library_version, "estimator": {}}, buffer)
+        body = buffer.getvalue()
+        if format_version == 1:
+            return body
+        return (
+            b"sklearn_lama weights 2 sha256="
+            + hashlib.sha256(body).hexdigest().encode()
+            + (b"\n" + body)
+        )
 
     def flipped(position):
         damaged = bytearray(data)
@@ -282,77 +353,156 @@ def _damaged_files(good):
         network = step(payload, 1)["state"]["network"]
         network["renamed"] = network.popitem()[1]
 
+    def retagged(old, new):
+        # The JSON edited as text, and signed again: what a forger could write.
+        with safetensors.safe_open(good, framework="pt") as file:
+            metadata = file.metadata()
+            tensors = {name: file.get_tensor(name) for name in file.keys()}
+        estimator = metadata.pop("estimator").replace(old, new, 1)
+        del metadata["sha256"]
+        return _persistence._signed(tensors, {**metadata, "estimator": estimator})
+
     pickled = io.BytesIO()
     joblib.dump({"anything": np.arange(3)}, pickled)
     return {
         "empty": b"",
         "garbage": b"not a model at all" * 10,
-        "truncated": data[: len(data) // 2],
+        "truncated": data[: start + (len(data) - start) // 2],
+        "truncated-header": data[: start // 2],
         "joblib": pickled.getvalue(),
-        "foreign": edited(lambda p: p.clear() or p.update(weights=torch.ones(2))),
-        "newer": edited(lambda p: p.update(format_version=3)),
+        "foreign": safetensors.torch.save({"weights": torch.ones(2)}, {"format": "pt"}),
+        "newer": edited(lambda p: p.update(format_version="4")),
         "unversioned": edited(lambda p: p.pop("library_version")),
-        "old-format": old_format(),
+        "format-1": torch_archive(1, "0.1.0"),
+        "format-2": torch_archive(2, "0.8.0"),
         "other-version": edited(
-            lambda p: (step(p, 1)["state"].pop("input"), p.update(library_version="0.9.0"))
+            lambda p: (step(p, 1)["state"].pop("input"), p.update(library_version="0.7.0"))
         ),
-        "flipped-header": flipped(40),
-        "flipped-early": flipped(len(data) // 3),
+        "flipped-json": flipped(data.index(b"Pipeline")),
+        "flipped-early": flipped(start + (len(data) - start) // 3),
         "flipped-late": flipped(len(data) - 100),
-        "overwritten": data[: len(data) // 2] + bytes(len(data) - len(data) // 2),
+        "broken-header": flipped(data.index(b'"__metadata__"')),
+        "overwritten": data[:start] + bytes(len(data) - start),
         "undigested": _file_bytes(_payload(good), digest="0" * 64),
+        "appended": data + b"\n",
         "unregistered": edited(lambda p: step(p, 1).update({"class": "os.system"})),
         "table": edited(lambda p: step(p, 0)["state"].update(embedding=torch.zeros(3, 16))),
         "layout": edited(rename_a_weight),
         "parameter": edited(lambda p: step(p, 1)["params"].update(max_epochs=-1)),
         "steps": edited(lambda p: p["estimator"].update(steps=7)),
+        "unknown-tag": retagged('"$tensor"', '"$call"'),
+        "missing-tensor": retagged('{"$tensor": "', '{"$tensor": "elsewhere/'),
+        "not-json": retagged('{"class"', "{class"),
     }
 
 
 def test_bad_files_are_a_value_error_naming_the_path(fitted, tmp_path):
-    good = tmp_path / "good.pt"
+    good = tmp_path / "good.safetensors"
     save_weights(fitted["duo"], good)
     cases = {"missing": None, **_damaged_files(good)}
     for name, data in cases.items():
-        path = tmp_path / f"{name}.pt"
+        path = tmp_path / f"{name}.safetensors"
         if data is not None:
             path.write_bytes(data)
         with pytest.raises(ValueError, match=re.escape(str(path))) as info:
             load_weights(path)
-        error = info.value  # no torch traceback chained to it:
+        error = info.value  # no library traceback chained to it:
         assert error.__context__ is None or error.__suppress_context__, name
-    assert "version 3" in _load_error(tmp_path / "newer.pt")
-    assert "no library version" in _load_error(tmp_path / "unversioned.pt")
-    assert "'os.system'" in _load_error(tmp_path / "unregistered.pt")
-    assert "format's header" in _load_error(tmp_path / "joblib.pt")
-    assert "saved by sklearn_lama 0.1.0" in _load_error(tmp_path / "old-format.pt")
-    assert "saved by sklearn_lama 0.9.0" in _load_error(tmp_path / "other-version.pt")
+    errors = {name: _load_error(tmp_path / f"{name}.safetensors") for name in cases}
+    assert "version '4'" in errors["newer"]
+    assert "no library version" in errors["unversioned"]
+    assert "'os.system'" in errors["unregistered"]
+    assert "not a safetensors file" in errors["joblib"]
+    assert "does not name the format 'sklearn_lama.weights'" in errors["foreign"]
+    assert "saved by sklearn_lama 0.7.0" in errors["other-version"]
+    for name in ("truncated-header", "broken-header", "garbage", "empty"):
+        assert "not a readable sklearn_lama weights file" in errors[name], name
+    # Files of the earlier formats: the message names the versions that read them.
+    assert "sklearn_lama 0.1.0 (weights format 1)" in errors["format-1"]
+    assert "sklearn_lama 0.2.0 to 0.8.0 (weights format 2)" in errors["format-2"]
+    for name in ("format-1", "format-2"):
+        assert f"refit the estimator with sklearn_lama {__version__}" in errors[name]
+    assert "unknown JSON tag '$call'" in errors["unknown-tag"]
+    assert "is not in the file" in errors["missing-tensor"]
+    assert "JSONDecodeError" in errors["not-json"]
     for name in (
         "truncated",
-        "flipped-header",
+        "flipped-json",
         "flipped-early",
         "flipped-late",
         "overwritten",
         "undigested",
+        "appended",
     ):
-        assert "altered after it was written" in _load_error(tmp_path / f"{name}.pt"), name
+        assert "altered after it was written" in errors[name], name
+
+
+class _OpensAFile:
+    """Unpickling this opens (creates) a file: code that a pickle runs when loaded."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+def test_pickle_bearing_files_are_refused_without_running_them(tmp_path):
+    marker = tmp_path / "code-ran"
+    bait = {"format": "sklearn_lama.weights", "estimator": _OpensAFile(marker)}
+    pickled, archived = io.BytesIO(), io.BytesIO()
+    pickle.dump(bait, pickled)
+    torch.save(bait, archived)
+    files = {
+        "pickle": pickled.getvalue(),
+        "torch-archive": archived.getvalue(),
+        "format-2": b"sklearn_lama weights 2 sha256="
+        + hashlib.sha256(archived.getvalue()).hexdigest().encode()
+        + b"\n"
+        + archived.getvalue(),
+    }
+    # The same pickle in the metadata of a signed file: metadata is only ever parsed as JSON.
+    files["in-metadata"] = _persistence._signed(
+        {},
+        {
+            "format": "sklearn_lama.weights",
+            "format_version": "3",
+            "library_version": __version__,
+            "estimator": pickled.getvalue().decode("latin-1"),
+        },
+    )
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(ValueError, match=re.escape(str(tmp_path / name))):
+            load_weights(tmp_path / name)
+    assert not marker.exists()
+    pickle.loads(pickled.getvalue())  # the bait works: unpickling it runs the code
+    assert marker.exists()
 
 
 def test_any_single_flipped_byte_is_detected(fitted, tmp_path):
     path = tmp_path / "model.pt"
     save_weights(fitted["lama"], path)
     data = path.read_bytes()
-    for position in np.random.RandomState(0).choice(len(data), 50, replace=False):
+    start = _tensor_bytes_start(data)
+    positions = np.random.RandomState(0).choice(len(data), 50, replace=False)
+    # Bytes of the header (its JSON, its metadata) and of the tensors.
+    assert (positions < start).sum() >= 5 and (positions >= start).sum() >= 5
+    for position in positions:
         damaged = bytearray(data)
         damaged[position] ^= 0xFF
         path.write_bytes(bytes(damaged))
-        with pytest.raises(ValueError, match="altered after it was written|not a sklearn_lama"):
+        with pytest.raises(
+            ValueError, match="altered after it was written|not a readable sklearn_lama"
+        ):
             load_weights(path)
 
 
 def test_save_refuses_unwritable_paths_before_any_work(fitted, tmp_path, monkeypatch):
     (tmp_path / "file").write_text("not a directory")
-    monkeypatch.setattr(torch, "save", lambda *args: pytest.fail("save_weights did work"))
+    monkeypatch.setattr(
+        safetensors.torch, "save", lambda *args, **kwargs: pytest.fail("save_weights did work")
+    )
     cases = {
         tmp_path: "path=.* is a directory",
         tmp_path / "missing" / "m.pt": "is not an existing directory",
@@ -379,11 +529,12 @@ def test_failed_save_leaves_the_previous_file_intact(
     save_weights(fitted["duo"], path)
     before = path.read_bytes()
 
-    def crash(payload, file):
-        file.write(b"half a model")
+    def crash(descriptor):
+        # Called with the new file's bytes written, before it replaces the old one.
+        assert len(list(tmp_path.glob(".model.pt.*.tmp"))) == 1
         raise failure
 
-    monkeypatch.setattr(torch, "save", crash)
+    monkeypatch.setattr(os, "fsync", crash)
     with pytest.raises(type(failure)):
         save_weights(fitted["fcsr"], path)
     monkeypatch.undo()

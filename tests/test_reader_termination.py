@@ -16,21 +16,18 @@ import contextlib
 import faulthandler
 import gettext
 import gzip
-import hashlib
-import io
+import json
 import os
 import signal
 import struct
 import tracemalloc
-import zipfile
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sklearn_lama import Word2VecVectorizer, load_weights, save_weights
+from sklearn_lama import Word2VecVectorizer, __version__, load_weights, save_weights
 from sklearn_lama._main._files import read_labelled_file
 from sklearn_lama.datasets import load_gettext
 from sklearn_lama.datasets._gettext import read_mo, read_po
@@ -506,19 +503,36 @@ def weights(tmp_path_factory):
     return path.read_bytes()
 
 
-def _signed(body):
-    """A weights file holding ``body`` with a valid digest (what a forger would write)."""
-    return _persistence._HEADER + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+def _signed(data):
+    """``data`` with a valid digest when its header parses (what a forger would write)."""
+    try:
+        header, size = _persistence._parse_header(data)
+    except ValueError:
+        return data
+    body = data[8 + size :]
+    metadata = header.setdefault("__metadata__", {})
+    metadata["sha256"] = _persistence._digest(header, body)
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + body
 
 
-def _body(data):
-    return data.partition(b"\n")[2]
+def _forged(header, body=b""):
+    """A signed file of ``header`` (the file's own metadata added) and tensor bytes ``body``."""
+    metadata = {
+        "format": "sklearn_lama.weights",
+        "format_version": "3",
+        "library_version": __version__,
+        "estimator": '{"class": "Word2VecVectorizer", "params": {}, "state": {}}',
+    }
+    text = json.dumps({"__metadata__": metadata, **header}).encode()
+    return _signed(struct.pack("<Q", len(text)) + text + body)
 
 
 def test_weights_file_reads_back(weights, tmp_path):
     loaded = outcome(load_weights, _write(tmp_path, "w.pt", weights))
     assert isinstance(loaded, Word2VecVectorizer)
-    assert outcome(load_weights, _write(tmp_path, "w.pt", _signed(_body(weights)))).vocabulary_
+    # The header written again by json (other spacing), signed again: it still reads.
+    assert outcome(load_weights, _write(tmp_path, "w.pt", _signed(weights))).vocabulary_
 
 
 def test_weights_file_refused_at_every_truncation(weights, tmp_path):
@@ -533,8 +547,9 @@ def test_mutated_weights_files_end(weights, tmp_path_factory, data):
     damaged = data.draw(mutated(weights))
     if damaged != weights:  # the digest catches any change of the stored bytes
         assert isinstance(outcome(load_weights, _write(folder, "w.pt", damaged)), ValueError)
-    # A forged file passes the digest: torch's reader and the rebuilding must end too.
-    forged = _signed(data.draw(mutated(_body(weights))))
+    # A forged file passes the digest: safetensors' reader, the JSON and the rebuilding
+    # must end too.
+    forged = _signed(data.draw(mutated(weights)))
     outcome(load_weights, _write(folder, "w.pt", forged))
 
 
@@ -544,29 +559,54 @@ def test_mutated_weights_files_end(weights, tmp_path_factory, data):
         lambda data: b"",
         lambda data: data[:1],
         lambda data: b"\xef\xbb\xbf" + data,  # a BOM
-        lambda data: data.replace(b"\n", b"\r\n", 1),  # a CRLF header
+        lambda data: data[:8] + data[8:].replace(b",", b",\r\n", 1),  # a line break
         lambda data: data + b"\n",
-        lambda data: data.partition(b"\n")[0],  # the header alone, without its newline
+        lambda data: data[: 8 + int.from_bytes(data[:8], "little")],  # the header alone
     ],
 )
 def test_weights_files_changed_as_text_are_refused(weights, tmp_path, change):
     assert isinstance(outcome(load_weights, _write(tmp_path, "w.pt", change(weights))), ValueError)
 
 
-def test_forged_weights_that_declare_huge_sizes_are_refused(weights, tmp_path):
-    # A record that torch would inflate to what it declares (a zip bomb).
-    original = zipfile.ZipFile(io.BytesIO(_body(weights)))
-    bomb = io.BytesIO()
-    with zipfile.ZipFile(bomb, "w") as archive:
-        for info in original.infolist():
-            archive.writestr(info.filename, original.read(info), zipfile.ZIP_DEFLATED)
-    result = outcome(load_weights, _write(tmp_path, "w.pt", _signed(bomb.getvalue())))
-    assert isinstance(result, ValueError) and "is compressed" in str(result)
-    # A tensor of 10**12 elements that a few bytes back (a broadcast view).
-    body = io.BytesIO()
-    torch.save({"format": "sklearn_lama.weights", "x": torch.zeros(1).expand(10**12)}, body)
-    result = outcome(load_weights, _write(tmp_path, "w.pt", _signed(body.getvalue())))
-    assert isinstance(result, ValueError) and "backed by 4 bytes" in str(result)
+@pytest.mark.parametrize(
+    "header, body",
+    [
+        # A tensor that declares 10**12 elements backed by 4 bytes.
+        ({"x": {"dtype": "F32", "shape": [10**12], "data_offsets": [0, 4]}}, b"\0" * 4),
+        # Offsets past the end of the file.
+        ({"x": {"dtype": "F32", "shape": [2**40], "data_offsets": [0, 2**42]}}, b""),
+        # A shape whose element count overflows 64 bits.
+        ({"x": {"dtype": "F32", "shape": [2**40] * 3, "data_offsets": [0, 4]}}, b"\0" * 4),
+    ],
+)
+def test_forged_weights_that_declare_huge_sizes_are_refused(tmp_path, header, body):
+    result, peak = traced(load_weights, _write(tmp_path, "w.pt", _forged(header, body)))
+    assert isinstance(result, ValueError) and "SafetensorError" in str(result), result
+    assert peak < 10**7
+
+
+def test_weights_header_that_declares_a_huge_length_is_refused(weights, tmp_path):
+    data = struct.pack("<Q", 2**63) + weights[8:]
+    result, peak = traced(load_weights, _write(tmp_path, "w.pt", data))
+    assert isinstance(result, ValueError) and "longer than the file" in str(result)
+    assert peak < 10**7
+
+
+def test_deeply_nested_json_is_refused(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    header = b'{"__metadata__": ' + deep.encode() + b"}"
+    in_header = struct.pack("<Q", len(header)) + header
+    result = outcome(load_weights, _write(tmp_path, "w.pt", in_header))
+    assert isinstance(result, ValueError) and "not JSON" in str(result)
+    metadata = {
+        "format": "sklearn_lama.weights",
+        "format_version": "3",
+        "library_version": __version__,
+        "estimator": deep,
+    }
+    in_metadata = _persistence._signed({}, metadata)
+    result = outcome(load_weights, _write(tmp_path, "w.pt", in_metadata))
+    assert isinstance(result, ValueError) and "RecursionError" in str(result)
 
 
 def test_weights_paths_that_never_end_are_refused(tmp_path):

@@ -2,26 +2,42 @@
 
 A pickle (``pickle``, ``joblib``) rebuilds objects by calling whatever the
 file names, so loading one from untrusted storage runs untrusted code. The
-files written here hold only tensors and plain values (dict, list, tuple, str,
-int, float, bool, None); they are read with ``torch.load(weights_only=True)``,
-which refuses anything else, and estimator classes are looked up by name in a
-registry that the package's estimator modules fill with :func:`register`
-(this module imports none of them), never imported from a name in the file.
+files written here are safetensors files: tensors, and text metadata that
+holds everything else as JSON. Reading one parses bytes and JSON and builds
+nothing else; estimator classes are looked up by name in a registry that the
+package's estimator modules fill with :func:`register` (this module imports
+none of them), never imported from a name in the file.
 
-Layout: one header line, then one ``torch.save`` of a dict::
+Layout: a safetensors file whose metadata (``str`` to ``str``) is::
 
-    b"sklearn_lama weights 2 sha256=<64 hex digits of what follows>\n"
-    {"format": "sklearn_lama.weights", "format_version": 2,
-     "library_version": "0.2.0", "estimator": NODE}
+    format           "sklearn_lama.weights"
+    format_version   "3"
+    library_version  "0.9.0"
+    estimator        the JSON of NODE
+    sha256           the digest of everything else (see _digest)
+
     NODE = {"class": "LAMAClassifier", "params": {...}, "state": {...}}
          | {"class": "Pipeline", "params": {...}, "steps": [[name, NODE], ...]}
          | {"class": "FrozenEstimator", "estimator": NODE}
 
+Each tensor of the tree is stored as a safetensors tensor, named by its place
+in the tree (``estimator/steps/1/1/state/network/<parameter>``, the JSON
+pointer of its spot in ``estimator``), and written in the JSON as
+``{"$tensor": name}``. Three more tags keep what JSON lacks: ``{"$tuple":
+[...]}``, and ``{"$dict": [[key, value], ...]}`` for a dict whose keys are not
+all strings (an optimizer state's parameter numbers) or that has a key
+starting with ``$``. Numbers, strings, ``None``, lists and dicts of strings
+are themselves.
+
 The digest makes any change to the stored bytes (a flipped bit, a partial
-overwrite) a clear error instead of a model that predicts differently. Until
-version 1.0 parameters and fitted state change between releases, so a file
-loads only in the ``library_version`` that wrote it; any other version refuses
-it with a message naming both.
+overwrite, a truncation) a clear error instead of a model that predicts
+differently. Until version 1.0 parameters and fitted state change between
+releases, so a file loads only in the ``library_version`` that wrote it; any
+other version refuses it with a message naming both. Files of earlier
+formats (a ``torch.save`` archive: format 1, written by 0.1.0; the same after
+a SHA-256 header line: format 2, written by 0.2.0 to 0.8.0) are refused with
+a message naming the versions that read them.
+
 ``params`` are ``get_params(deep=False)``; a value that is a tuple, a path or
 an estimator (a ``MetaEmbeddingTransformer`` source) is stored as a one-key
 dict ``{"tuple": [...]}``, ``{"path": "..."}`` or ``{"estimator": {"class":
@@ -32,15 +48,15 @@ are stored as tensors and come back as tensors to its ``_import_state``
 """
 
 import hashlib
-import io
+import json
 import os
-import pickle
+import struct
 import uuid
-import warnings
-import zipfile
 from pathlib import Path
 
 import numpy as np
+import safetensors
+import safetensors.torch
 import torch
 from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import Pipeline
@@ -51,9 +67,12 @@ from .._version import __version__
 __all__ = ["check_writable", "load_weights", "register", "save_weights"]
 
 FORMAT = "sklearn_lama.weights"
-FORMAT_VERSION = 2
-_HEADER = b"sklearn_lama weights 2 sha256="
+FORMAT_VERSION = 3
+_DIGEST = "sha256"
+# The starts of the earlier formats' files, and the versions that wrote them.
 _ZIP_MAGIC = b"PK\x03\x04"
+_FORMAT_2_HEADER = b"sklearn_lama weights 2 sha256="
+_EARLIER_FORMATS = {1: ("0.1.0", "0.1.0"), 2: ("0.2.0", "0.8.0")}
 
 _ESTIMATORS = {}
 _SCALARS = (type(None), bool, int, float, str)
@@ -76,12 +95,14 @@ def save_weights(estimator, path):
 
     Use this instead of ``joblib``/``pickle`` when the file may come back from
     storage you do not fully trust: loading a pickle runs code, loading this
-    file with :func:`load_weights` does not. The file holds the format name
-    and version, the library version, and for each estimator its class name,
-    its ``get_params(deep=False)`` and its fitted state (vocabulary, embedding
-    tables, ``classes_``, the network's weights, optimizer state and training
-    history), as tensors and plain values on the CPU, so a model trained on a
-    GPU loads on a machine without one.
+    file with :func:`load_weights` does not. The file is a `safetensors
+    <https://huggingface.co/docs/safetensors>`_ file: its tensors are the
+    embedding tables and the network's weights and optimizer state (on the
+    CPU, so a model trained on a GPU loads on a machine without one), and its
+    metadata holds, as JSON, the format name and version, the library
+    version, and for each estimator its class name, its
+    ``get_params(deep=False)`` and the rest of its fitted state (vocabulary,
+    ``classes_``, training history), with a SHA-256 digest of the whole.
 
     The file is written next to ``path`` under a temporary name and then
     renamed over ``path``, so an existing file is replaced whole or not at
@@ -92,11 +113,11 @@ def save_weights(estimator, path):
     estimator : estimator or Pipeline
         A fitted estimator of this package (:class:`LAMAClassifier`,
         :class:`FCSRClassifier`, :class:`DuoClassifier`,
-        :class:`Word2VecVectorizer`, :class:`MetaEmbeddingTransformer`, ...),
-        a :class:`~sklearn.frozen.FrozenEstimator` of one, or a fitted
-        :class:`~sklearn.pipeline.Pipeline` of them.
+        :class:`Word2VecVectorizer`, :class:`MetaEmbeddingTransformer`,
+        :class:`DuoTranslator`), a :class:`~sklearn.frozen.FrozenEstimator`
+        of one, or a fitted :class:`~sklearn.pipeline.Pipeline` of them.
     path : str or path-like
-        The file to write (conventionally ``*.pt``).
+        The file to write (conventionally ``*.safetensors``).
 
     Raises
     ------
@@ -114,6 +135,15 @@ def save_weights(estimator, path):
     --------
     load_weights : Read the file back.
 
+    Notes
+    -----
+    Other safetensors readers open the file too: ``safetensors.safe_open``
+    lists its tensors and returns its metadata, e.g. to read the network's
+    weights without this package.
+
+    .. versionchanged:: 0.9.0
+       The file is a safetensors file (it was a ``torch.save`` archive).
+
     Examples
     --------
     >>> import os, tempfile
@@ -124,29 +154,30 @@ def save_weights(estimator, path):
     >>> clf = LAMAClassifier(n_heads=2, hidden_size=4, mlp_hidden=8, max_epochs=2,
     ...                      random_state=0).fit(X, y)
     >>> with tempfile.TemporaryDirectory() as folder:
-    ...     save_weights(clf, os.path.join(folder, "model.pt"))
-    ...     loaded = load_weights(os.path.join(folder, "model.pt"))
+    ...     save_weights(clf, os.path.join(folder, "model.safetensors"))
+    ...     loaded = load_weights(os.path.join(folder, "model.safetensors"))
     >>> bool(np.array_equal(loaded.predict_proba(X), clf.predict_proba(X)))
     True
     >>> loaded.classes_
     array([False,  True])
     """
     check_writable(path, "path")
-    payload = {
+    tensors = {}
+    tree = _to_json(_encode_fitted(estimator, "estimator"), "estimator", tensors)
+    metadata = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": str(FORMAT_VERSION),
         "library_version": __version__,
-        "estimator": _encode_fitted(estimator, "estimator"),
+        "estimator": json.dumps(tree),
     }
-    _write_atomically(_portable(payload, "the file"), path)
+    _write_atomically(_signed(tensors, metadata), path)
 
 
 def load_weights(path):
     """Load an estimator saved by :func:`save_weights`, without running code from the file.
 
-    The file is read with ``torch.load(path, weights_only=True,
-    map_location="cpu")``, which accepts only tensors and plain values, and
-    only this package's estimator classes can be named in it. The result
+    The file is parsed as safetensors (tensors) and JSON (everything else),
+    and only this package's estimator classes can be named in it. The result
     predicts and transforms exactly (bitwise) as the saved estimator did. A
     classifier saved with ``device="cuda"`` is loaded on the CPU, with a
     warning, where CUDA is not available; it keeps its optimizer state, so
@@ -168,8 +199,9 @@ def load_weights(path):
     ValueError
         If the file is missing, truncated, altered in storage (its content no
         longer matches the digest it carries), not in this format (e.g. a
-        pickle), or saved by another version of sklearn_lama (until 1.0, a
-        file loads only in the version that wrote it; the message names both
+        pickle), in the format of an earlier version (``torch.save``, before
+        0.9.0), or saved by another version of sklearn_lama (until 1.0, a file
+        loads only in the version that wrote it; the message names both
         versions); the message names the file. No half-built estimator is
         returned.
 
@@ -177,13 +209,19 @@ def load_weights(path):
     --------
     save_weights : Write such a file.
 
+    Notes
+    -----
+    .. versionchanged:: 0.9.0
+       Reads safetensors files; files of 0.8.0 and earlier (``torch.save``
+       archives) are refused, naming the versions that read them.
+
     Examples
     --------
     See :func:`save_weights`.
     """
-    payload = _read(path)
+    tree, tensors = _read(path)
     try:
-        return _decode_fitted(payload["estimator"])
+        return _decode_fitted(_from_json(tree, tensors))
     # The file is untrusted input: whatever fails while rebuilding from it
     # means the file is invalid, and the caller gets one error type.
     except Exception as exc:
@@ -252,35 +290,129 @@ def _encode_value(value, name):
     )
 
 
-def _portable(obj, where):
-    """``obj`` with CPU tensors and plain values only, or a TypeError naming the spot."""
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().cpu()
+def _to_json(obj, name, tensors):
+    """``obj`` as JSON values, each tensor moved to ``tensors`` under its place ``name``.
+
+    Numeric numpy arrays become tensors, numpy scalars Python ones; anything
+    else that is not a plain value raises a TypeError naming its place.
+    """
+    # Tensors are stored as contiguous CPU copies: safetensors stores dense
+    # tensors that share no memory.
     if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf":
-        return torch.from_numpy(np.ascontiguousarray(obj))
+        tensors[name] = torch.from_numpy(np.array(obj, order="C"))
+        return {"$tensor": name}
+    if isinstance(obj, torch.Tensor):
+        tensors[name] = obj.detach().to("cpu", memory_format=torch.contiguous_format, copy=True)
+        return {"$tensor": name}
     if isinstance(obj, np.generic) and obj.dtype.kind in "biufU":
         return obj.item()
     if type(obj) in _SCALARS:
         return obj
+    if type(obj) is list:
+        return [_to_json(v, f"{name}/{i}", tensors) for i, v in enumerate(obj)]
+    if type(obj) is tuple:
+        return {"$tuple": [_to_json(v, f"{name}/$tuple/{i}", tensors) for i, v in enumerate(obj)]}
     if isinstance(obj, dict):
-        return {_portable(k, where): _portable(v, f"{where}[{k!r}]") for k, v in obj.items()}
-    if type(obj) in (list, tuple):
-        return type(obj)(_portable(v, f"{where}[{i}]") for i, v in enumerate(obj))
+        if all(type(k) is str and not k.startswith("$") for k in obj):
+            return {k: _to_json(v, f"{name}/{_pointer_token(k)}", tensors) for k, v in obj.items()}
+        return {
+            "$dict": [
+                [
+                    _to_json(k, f"{name}/$dict/{i}/0", tensors),
+                    _to_json(v, f"{name}/$dict/{i}/1", tensors),
+                ]
+                for i, (k, v) in enumerate(obj.items())
+            ]
+        }
     raise TypeError(
-        f"{where} holds a {type(obj).__name__} ({obj!r:.80}), which cannot be stored without code."
+        f"{name} holds a {type(obj).__name__} ({obj!r:.80}), which cannot be stored without code."
     )
 
 
-def _write_atomically(payload, path):
+def _pointer_token(key):
+    # JSON pointer escaping (RFC 6901), so that names stay unique whatever the keys.
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _from_json(value, tensors):
+    """The tree that :func:`_to_json` encoded, its tensors taken from ``tensors``."""
+    if type(value) is list:
+        return [_from_json(v, tensors) for v in value]
+    if type(value) is not dict:
+        return value
+    tags = [k for k in value if k.startswith("$")]
+    if not tags:
+        return {k: _from_json(v, tensors) for k, v in value.items()}
+    if len(value) != 1:
+        raise ValueError(f"a JSON object mixes the tag {tags[0]!r} with other keys")
+    ((tag, content),) = value.items()
+    if tag == "$tensor":
+        if content not in tensors:
+            raise ValueError(f"the tensor {content!r} is not in the file")
+        return tensors[content]
+    if tag == "$tuple" and type(content) is list:
+        return tuple(_from_json(v, tensors) for v in content)
+    if tag == "$dict" and type(content) is list:
+        return {_from_json(k, tensors): _from_json(v, tensors) for k, v in content}
+    raise ValueError(f"unknown JSON tag {tag!r}")
+
+
+def _signed(tensors, metadata):
+    """The bytes of a safetensors file of ``tensors`` and ``metadata``, with its digest."""
+    unsigned = safetensors.torch.save(tensors, metadata=metadata)
+    header, size = _parse_header(unsigned)
+    # The tensors' offsets do not depend on the metadata, so adding the
+    # digest leaves the digested content as it was.
+    digest = _digest(header, unsigned[8 + size :])
+    return safetensors.torch.save(tensors, metadata={**metadata, _DIGEST: digest})
+
+
+def _digest(header, data):
+    """SHA-256 of a safetensors file's header (less the digest) and its tensor bytes.
+
+    The header is digested as canonical JSON (sorted keys, no spaces), so the
+    digest covers what the header says, not how the writer spaced it.
+    """
+    metadata = {k: v for k, v in header["__metadata__"].items() if k != _DIGEST}
+    canonical = json.dumps(
+        {**header, "__metadata__": metadata}, sort_keys=True, separators=(",", ":")
+    )
+    digest = hashlib.sha256(canonical.encode())
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def _parse_header(data):
+    """``(header, size)``: a safetensors file's header as a dict, and its length in bytes.
+
+    A safetensors file starts with the header's length (8 bytes, little
+    endian) and the header, JSON; the tensors' bytes follow. Raises
+    ValueError if ``data`` does not start so.
+    """
+    if len(data) < 8:
+        raise ValueError(f"{len(data)} bytes, fewer than a safetensors file starts with")
+    (size,) = struct.unpack("<Q", data[:8])
+    if size > len(data) - 8:
+        raise ValueError(f"its first 8 bytes declare a {size}-byte header, longer than the file")
+    try:
+        header = json.loads(data[8 : 8 + size].decode("utf-8"))
+    # JSON errors and UnicodeDecodeError are ValueErrors; deep nesting is a RecursionError.
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"its header is not JSON ({type(exc).__name__})") from None
+    if type(header) is not dict:
+        raise ValueError("its header is not a JSON object")
+    metadata = header.get("__metadata__", {})
+    if type(metadata) is not dict or not all(type(v) is str for v in metadata.values()):
+        raise ValueError("its metadata is not a JSON object of strings")
+    return header, size
+
+
+def _write_atomically(data, path):
     path = os.fspath(path)
-    body = io.BytesIO()
-    torch.save(payload, body)
-    body = body.getvalue()
     temporary = _temporary_name(path)
     try:
         with open(temporary, "xb") as file:
-            file.write(_HEADER + hashlib.sha256(body).hexdigest().encode() + b"\n")
-            file.write(body)
+            file.write(data)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
@@ -322,6 +454,7 @@ def check_writable(path, param):
 
 # ------------------------------------------------------------------ decoding
 def _read(path):
+    """``(tree, tensors)`` of a weights file: its ``estimator`` JSON, parsed, and its tensors."""
     name = os.fspath(path)
     if os.path.exists(name) and not os.path.isfile(name):
         # A FIFO would block the read, a device such as /dev/zero never end it.
@@ -334,123 +467,68 @@ def _read(path):
     except OSError as exc:
         raise ValueError(f"{name!r} cannot be read: {exc.strerror}.") from None
     if data.startswith(_ZIP_MAGIC):
-        raise ValueError(_old_format_message(name, data))
-    header, _, body = data.partition(b"\n")
-    if not header.startswith(_HEADER):
+        raise ValueError(_earlier_format_message(name, 1))
+    if data.startswith(_FORMAT_2_HEADER):
+        raise ValueError(_earlier_format_message(name, 2))
+    try:
+        header, size = _parse_header(data)
+    except ValueError as exc:
         raise ValueError(
-            f"{name!r} is not a sklearn_lama weights file (it does not start with the "
-            "format's header; a pickle or joblib file?)."
+            f"{name!r} is not a readable sklearn_lama weights file: it is not a safetensors "
+            f"file ({exc}). It is damaged, or another kind of file (a pickle or joblib file?)."
+        ) from None
+    metadata = header.get("__metadata__", {})
+    if metadata.get("format") != FORMAT:
+        raise ValueError(
+            f"{name!r} is not a sklearn_lama weights file (a safetensors file whose metadata "
+            f"does not name the format {FORMAT!r})."
         )
-    if hashlib.sha256(body).hexdigest().encode() != header[len(_HEADER) :]:
+    if metadata.get(_DIGEST) != _digest(header, data[8 + size :]):
         raise ValueError(
             f"{name!r} was altered after it was written (truncated, or bytes changed in "
             "storage): its content no longer matches the digest it carries. It cannot "
             "be loaded; use another copy, or refit."
         )
-    payload = _torch_load(name, body)
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ValueError(f"{name!r} is not a sklearn_lama weights file.")
-    saved = payload.get("library_version")
-    if not isinstance(saved, str):
+    saved = metadata.get("library_version")
+    if saved is None:
         raise ValueError(f"{name!r} is not a sklearn_lama weights file (no library version).")
     if saved != __version__:
         raise ValueError(_other_version_message(name, saved))
-    version = payload.get("format_version")
-    if version != FORMAT_VERSION:
+    version = metadata.get("format_version")
+    if version != str(FORMAT_VERSION):
         raise ValueError(
             f"{name!r} is in sklearn_lama weights format version {version!r} (saved by "
-            f"sklearn_lama {payload.get('library_version')}); sklearn_lama {__version__} "
-            f"reads version {FORMAT_VERSION} only."
+            f"sklearn_lama {saved}); sklearn_lama {__version__} reads version "
+            f"{FORMAT_VERSION} only."
         )
-    return payload
-
-
-def _torch_load(name, body):
-    _check_records(name, body)
     try:
-        # torch notes unusual pickle protocols of foreign files; they are refused anyway.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            payload = torch.load(io.BytesIO(body), weights_only=True, map_location="cpu")
-    except pickle.UnpicklingError:
+        # Copies: the loaded tensors must not be views of the bytes read.
+        tensors = {k: t.clone() for k, t in safetensors.torch.load(data).items()}
+        tree = json.loads(metadata["estimator"])
+    # A file that matches its digest is damaged only if forged: safetensors
+    # and json report that with several exception types (KeyError when the
+    # entry is missing, RecursionError on deep nesting).
+    except (safetensors.SafetensorError, ValueError, KeyError, RecursionError) as exc:
         raise ValueError(
-            f"{name!r} is not a sklearn_lama weights file: it holds objects that only "
-            "running code can rebuild, which load_weights refuses."
+            f"{name!r} cannot be read as a weights file ({type(exc).__name__}: {exc})"
         ) from None
-    # torch reports damaged data with several exception types (RuntimeError
-    # from its zip reader, EOFError, ...); all mean the same to the caller.
-    except Exception as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(
-            f"{name!r} cannot be read as a weights file (damaged?): {reason}"
-        ) from None
-    _check_tensors(name, payload)
-    return payload
+    return tree, tensors
 
 
-def _check_records(name, body):
-    """Refuse records that torch would inflate beyond the file's own bytes.
-
-    ``torch.save`` stores its zip records uncompressed; torch's reader also
-    inflates compressed ones, to whatever size they declare.
-    """
-    try:
-        records = zipfile.ZipFile(io.BytesIO(body)).infolist()
-    # zipfile reports foreign or damaged data with several exception types.
-    except Exception as exc:
-        raise ValueError(
-            f"{name!r} cannot be read as a weights file (damaged?): "
-            f"{str(exc) or type(exc).__name__}"
-        ) from None
-    for record in records:
-        if record.compress_type != zipfile.ZIP_STORED or record.file_size > len(body):
-            raise ValueError(
-                f"{name!r} is not a sklearn_lama weights file: its record "
-                f"{record.filename!r} is compressed or declares more bytes than the file holds."
-            )
-
-
-def _check_tensors(name, payload):
-    """Refuse tensors with more elements than bytes behind them (broadcast or overlapping views).
-
-    Such a view costs nothing to load but its declared size to copy: a file of
-    a few bytes could otherwise claim a table of any size.
-    """
-    stack = [payload]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, torch.Tensor):
-            if item.layout != torch.strided or item.device.type != "cpu":
-                # save_weights writes dense CPU tensors; others may have no storage to check.
-                raise ValueError(
-                    f"{name!r} is not a sklearn_lama weights file: it holds a "
-                    f"{item.layout} tensor on {item.device}."
-                )
-            if item.numel() * item.element_size() > item.untyped_storage().nbytes():
-                raise ValueError(
-                    f"{name!r} is not a sklearn_lama weights file: it holds a tensor of shape "
-                    f"{tuple(item.shape)} backed by {item.untyped_storage().nbytes()} bytes."
-                )
-
-
-def _old_format_message(name, data):
-    """What to say about a file of format 1 (a bare ``torch.save``, without digest)."""
-    try:
-        payload = _torch_load(name, data)
-        saved = payload.get("library_version") if isinstance(payload, dict) else None
-    except ValueError:
-        saved = None
-    if saved is None:
-        return (
-            f"{name!r} is not a sklearn_lama weights file of this version (a plain "
-            "torch or pickle zip file?)."
-        )
-    return _other_version_message(name, saved)
+def _earlier_format_message(name, version):
+    """Why a file that starts as those of weights format ``version`` (before 3) is refused."""
+    first, last = _EARLIER_FORMATS[version]
+    writers = first if first == last else f"{first} to {last}"
+    # Format 1 starts as any zip archive; format 2 has a header of its own.
+    what = "a torch or pickle zip archive" if version == 1 else "a torch.save archive"
+    return (
+        f"{name!r} is not a safetensors file but {what}: a weights file of sklearn_lama "
+        f"{writers} (weights format {version}), which only the version that wrote it "
+        f"reads, or another torch or pickle file. sklearn_lama {__version__} reads its own "
+        "safetensors files only: load the file with the sklearn_lama version that wrote "
+        f"it ({writers}), or refit the estimator with sklearn_lama {__version__} and save "
+        "it again."
+    )
 
 
 def _other_version_message(name, saved):
