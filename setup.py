@@ -38,6 +38,8 @@ setup(
         "dask": ["dask>=2023.1", "distributed>=2023.1"],
         # DuoTranslator: subword units and corpus BLEU.
         "translation": ["sentencepiece>=0.1.99", "sacrebleu>=2.0"],
+        # sklearn_lama.export: to_onnx writes the graph, OnnxTextClassifier serves it.
+        "onnx": ["onnx>=1.14", "onnxruntime>=1.16"],
         "test": [
             "pytest>=7",
             "pandas>=1.5",
@@ -47,6 +49,8 @@ setup(
             "distributed>=2023.1",
             "sentencepiece>=0.1.99",
             "sacrebleu>=2.0",
+            "onnx>=1.14",
+            "onnxruntime>=1.16",
             # tests/test_conventions.py reads the docstrings with numpydoc's parser.
             "numpydoc>=1.6",
         ],

@@ -31,6 +31,9 @@ __all__ = [
 # lengths timed for the "Scaling out" page, where shorter and longer chunks
 # lose on long documents.
 _CHUNK = 16
+# Levels of the scan's recursion in a traced graph: enough for documents of
+# up to _CHUNK ** 6 (16.7 million) tokens.
+_TRACED_LEVELS = 6
 
 
 def _as_alpha(alpha, dtype, device):
@@ -102,7 +105,7 @@ def _cmm(M, X):
     return torch.matmul(M, X)
 
 
-def _scan(xl, xr, alpha, L):
+def _scan(xl, xr, alpha, L, level=0):
     """Exclusive forward FOFE of ``xl`` and exclusive backward FOFE of ``xr``.
 
     Blocked scan: inside a chunk of ``L`` words the recurrence is a small
@@ -114,16 +117,19 @@ def _scan(xl, xr, alpha, L):
     B, T, d = xl.shape
     dtype, device = xl.dtype, xl.device
     same = xr is xl
-    nC = -(-T // L)
+    # Non-negative operands: ONNX divides integers towards zero, not down.
+    nC = (T + L - 1) // L
     Tp = nC * L
-    if Tp != T:
-        # Trailing zeros contribute nothing to either direction.
-        xl = nn.functional.pad(xl, (0, 0, 0, Tp - T))
-        xr = xl if same else nn.functional.pad(xr, (0, 0, 0, Tp - T))
+    # Trailing zeros contribute nothing to either direction (padding by none
+    # copies, but keeps a traced graph right for every length).
+    xl = nn.functional.pad(xl, (0, 0, 0, Tp - T))
+    xr = xl if same else nn.functional.pad(xr, (0, 0, 0, Tp - T))
     Xl = xl.reshape(B, nC, L, d)
     Xr = Xl if same else xr.reshape(B, nC, L, d)
     E, M = _chunk_matrices(alpha, L, dtype, device)
-    if nC > 1:
+    # A traced graph (ONNX export) holds for every length only if it recurses
+    # as deep as the longest document needs; one chunk's carries are zeros.
+    if (level + 1 < _TRACED_LEVELS) if torch.jit.is_tracing() else nC > 1:
         if same:
             edges = _cmm(E, Xl)
             last, first = edges[:, :, 0], edges[:, :, 1]
@@ -132,7 +138,7 @@ def _scan(xl, xr, alpha, L):
             first = _cmm(E[1:], Xr)[:, :, 0]
         # Chunk c needs the inclusive value just before it (= exclusive scan
         # of the chunk summaries) and the one just after it.
-        carry_l, carry_r = _scan(last, first, torch.pow(alpha, L), L)
+        carry_l, carry_r = _scan(last, first, torch.pow(alpha, L), L, level + 1)
     else:
         carry_l = carry_r = xl.new_zeros(B, 1, d)
     if same:
@@ -183,7 +189,8 @@ def _windowed_scan(x, alpha, k, L):
     O(T * L * d) work.
     """
     B, T, d = x.shape
-    nC = -(-T // L)
+    # Non-negative operands: ONNX divides integers towards zero, not down.
+    nC = (T + L - 1) // L
     # One zero chunk before and after, and trailing zeros up to whole chunks.
     X = nn.functional.pad(x, (0, 0, L, (nC + 1) * L - T)).reshape(B, nC + 2, L, d)
     ML, MR = _window_matrices(alpha, k, L, x.dtype, x.device)

@@ -65,22 +65,29 @@ class BiGRUEncoder(nn.Module):
         """``gru`` over ``x`` (B, T, d) from a zero state, chunked past ``chunk_length`` tokens."""
         batch, length, size = x.shape
         chunk = self.chunk_length
-        if chunk is None or length <= chunk:
+        if chunk is None or length == 0:
             return gru(x)[0]
-        warm = chunk // 4
-        n_chunks = -(-length // chunk)
-        starts = torch.arange(n_chunks, device=x.device) * chunk
+        # Arithmetic, not a branch on the length, so that a traced graph (ONNX
+        # export) holds for every length: ``long`` is 1 past ``chunk`` tokens,
+        # else 0, and a shorter document is one chunk of its own length without
+        # warm-up, which is the plain recurrence.
+        long = 1 - 1 // ((length - 1) // chunk + 1)
+        width = chunk * long + length * (1 - long)
+        warm = (chunk // 4) * long
+        # Non-negative operands: ONNX divides integers towards zero, not down.
+        n_chunks = (length + width - 1) // width
+        starts = torch.arange(n_chunks, device=x.device) * width
         window_starts = (starts - warm).clamp_min(0)
         # Chunk k reads tokens from k*chunk - warm (0 for the first chunk) and
         # keeps its outputs from k*chunk on; positions past the end only ever
         # follow the outputs kept, and are cut off below.
-        steps = window_starts[:, None] + torch.arange(chunk + warm, device=x.device)
+        steps = window_starts[:, None] + torch.arange(width + warm, device=x.device)
         windows = x[:, steps.clamp_max(length - 1)]
-        states = gru(windows.reshape(batch * n_chunks, chunk + warm, size))[0]
-        states = states.view(batch, n_chunks, chunk + warm, -1)
-        keep = (starts - window_starts)[:, None] + torch.arange(chunk, device=x.device)
+        states = gru(windows.reshape(batch * n_chunks, width + warm, size))[0]
+        states = states.view(batch, n_chunks, width + warm, -1)
+        keep = (starts - window_starts)[:, None] + torch.arange(width, device=x.device)
         keep = keep[None, :, :, None].expand(batch, -1, -1, states.shape[-1])
-        return states.gather(2, keep).reshape(batch, n_chunks * chunk, -1)[:, :length]
+        return states.gather(2, keep).flatten(1, 2).narrow(1, 0, length)
 
     def forward(self, x, mask):
         forward_states = self._recur(self.forward_gru, x)  # Eq. 6a

@@ -115,12 +115,16 @@ class NgramFeatures(nn.Module):
             block = document_folds(ids.reshape(-1), widths, folds) + 1
             grams = grams + (block * self.vocabulary_size**n).unsqueeze(1)
         if len(self.keys):
-            at = torch.searchsorted(self.keys, grams).clamp_(max=len(self.keys) - 1)
+            at = self.search(grams).clamp_(max=len(self.keys) - 1)
             found = (self.keys[at] == grams).unsqueeze(-1)
             features = self.values[at] * found
         else:
             features = self.values.new_zeros(grams.shape + self.values.shape[1:])
         return F.pad(features, (0, 0, n - 1, 0))
+
+    def search(self, grams):
+        """For each n-gram code, the index of the first key not below it (``len(keys)`` if none)."""
+        return torch.searchsorted(self.keys, grams)
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
         # The number of n-grams is the trained model's: take it from the saved buffers.

@@ -64,7 +64,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._version import __version__
 
-__all__ = ["check_writable", "load_weights", "register", "save_weights"]
+__all__ = ["check_writable", "load_weights", "register", "save_weights", "write_atomically"]
 
 FORMAT = "sklearn_lama.weights"
 FORMAT_VERSION = 3
@@ -170,7 +170,7 @@ def save_weights(estimator, path):
         "library_version": __version__,
         "estimator": json.dumps(tree),
     }
-    _write_atomically(_signed(tensors, metadata), path)
+    write_atomically(_signed(tensors, metadata), path)
 
 
 def load_weights(path):
@@ -407,7 +407,8 @@ def _parse_header(data):
     return header, size
 
 
-def _write_atomically(data, path):
+def write_atomically(data, path):
+    """Write the bytes ``data`` to ``path`` whole or not at all (a temporary file, renamed)."""
     path = os.fspath(path)
     temporary = _temporary_name(path)
     try:

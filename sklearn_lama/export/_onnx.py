@@ -1,0 +1,279 @@
+"""Write a fitted classifier as an ONNX graph, and what its text side needs beside it."""
+
+import copy
+import importlib
+import io
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
+from torch import nn
+
+from .._version import __version__
+from ..classification import DuoClassifier, FCSRClassifier, LAMAClassifier
+from ..modules._network import PairFeatures
+from ..text import MetaEmbeddingTransformer, Word2VecVectorizer
+from ..utils._persistence import check_writable, write_atomically
+from ._runtime import FORMAT, FORMAT_VERSION
+
+__all__ = ["to_onnx"]
+
+_CLASSIFIERS = (LAMAClassifier, FCSRClassifier, DuoClassifier)
+_TEXT_STEPS = (Word2VecVectorizer, MetaEmbeddingTransformer)
+# The ONNX operator set: the first with every operator the graphs use.
+OPSET = 17
+
+
+def to_onnx(estimator, path):
+    """Write a fitted classifier or text pipeline as an ONNX graph and a settings file.
+
+    The graph maps token ids and lengths to class probabilities, with the
+    batch and sequence axes dynamic: inputs ``ids`` (int64, ``(batch,
+    tokens)``, 0 pads) and ``lengths`` (int64, ``(batch,)``, at least 1),
+    outputs ``probabilities`` and ``logits`` (float32, ``(batch,
+    n_classes)``, columns following ``classes_``). It holds the fitted
+    network in evaluation mode, with its embedding tables and Naive Bayes
+    columns (unigram ratios in the tables; pair ratios looked up in the
+    graph by binary search), and computes in float32. Beside it, ``path``
+    with the suffix ``.json`` holds the classes and, for a pipeline, what the
+    text side needs: the vectorizer's tokenisation settings, stop words,
+    vocabulary (in id order), ``max_len`` and ``oov`` rule.
+    :class:`~sklearn_lama.export.OnnxTextClassifier` reads both and serves
+    raw text with numpy and onnxruntime only.
+
+    Parameters
+    ----------
+    estimator : LAMAClassifier, FCSRClassifier, DuoClassifier or Pipeline
+        A fitted classifier that reads token ids (fitted on a
+        :class:`~sklearn_lama.TokenSequences` or a 2-D integer array), or a
+        fitted :class:`~sklearn.pipeline.Pipeline` of a
+        :class:`~sklearn_lama.Word2VecVectorizer` or
+        :class:`~sklearn_lama.MetaEmbeddingTransformer` and such a
+        classifier.
+    path : str or path-like
+        The ``.onnx`` file to write; the settings go to the same name with
+        the suffix ``.json``. Each file is replaced whole or not at all.
+
+    Returns
+    -------
+    onnx_path, settings_path : Path
+        The two files written.
+
+    Raises
+    ------
+    ImportError
+        If the ``onnx`` package is missing (``pip install 'sklearn-lama[onnx]'``).
+    TypeError
+        If ``estimator`` is not one of the above, or a vectorizer's
+        ``tokenizer``, ``preprocessor`` or ``strip_accents`` is a callable
+        (code, which the settings file cannot hold).
+    ValueError
+        If ``path`` cannot be written, or the classifier reads vectors
+        instead of token ids, or uses an option the graph does not express
+        (``FCSRClassifier(context_window=...)``); raised before any work.
+    sklearn.exceptions.NotFittedError
+        If the estimator is not fitted.
+
+    See Also
+    --------
+    OnnxTextClassifier : Serve the exported files.
+
+    Notes
+    -----
+    The graph is traced with PyTorch's TorchScript-based ONNX exporter
+    (``torch.onnx.export(..., dynamo=False)``): the dynamo exporter needs
+    ``onnxscript``, took ten to a hundred times longer, and its LAMA graph
+    stopped onnxruntime. The networks compute without branches on the
+    document length where a trace would otherwise fix one (LAMA's chunked
+    recurrence, FCSR's blocked scan, which recurses to a fixed depth while
+    traced), so one graph serves every length.
+
+    .. versionadded:: 0.9.0
+
+    Examples
+    --------
+    >>> from sklearn_lama.export import OnnxTextClassifier, to_onnx
+    >>> to_onnx(pipeline, "model.onnx")  # doctest: +SKIP
+    >>> OnnxTextClassifier("model.onnx").predict_proba(["a gripping film"])  # doctest: +SKIP
+    """
+    classifier, text_step = _split(estimator)
+    check_is_fitted(classifier)
+    kind = classifier.input_adapter_.kind
+    if kind not in ("sequences", "ids"):
+        raise ValueError(
+            f"to_onnx exports classifiers that read token ids; this "
+            f"{type(classifier).__name__} was fitted on "
+            f"{classifier.input_adapter_.description}."
+        )
+    if isinstance(classifier, FCSRClassifier) and classifier.context_window is not None:
+        raise ValueError(
+            "to_onnx does not export FCSRClassifier(context_window=...): the windowed "
+            "scan chooses its path by the document's length. Refit with "
+            "context_window=None to export."
+        )
+    text = None if text_step is None else _text_settings(text_step)
+    onnx = _require("onnx")
+    onnx_path = Path(path)
+    settings_path = onnx_path.with_suffix(".json")
+    check_writable(onnx_path, "path")
+    check_writable(settings_path, "path")
+    settings = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "library_version": __version__,
+        "classifier": type(classifier).__name__,
+        "input": kind,
+        "classes": {
+            "dtype": classifier.classes_.dtype.str,
+            "values": classifier.classes_.tolist(),
+        },
+        "text": text,
+    }
+    graph = _graph_bytes(classifier)
+    onnx.checker.check_model(onnx.load_from_string(graph))
+    write_atomically(graph, onnx_path)
+    write_atomically(json.dumps(settings, ensure_ascii=False).encode("utf-8"), settings_path)
+    return onnx_path, settings_path
+
+
+def _split(estimator):
+    """``(classifier, text_step or None)`` of what ``to_onnx`` was given."""
+    if isinstance(estimator, _CLASSIFIERS):
+        return estimator, None
+    if type(estimator) is Pipeline:
+        steps = [step for _, step in estimator.steps if step not in (None, "passthrough")]
+        if (
+            len(steps) == 2
+            and isinstance(steps[0], _TEXT_STEPS)
+            and isinstance(steps[1], _CLASSIFIERS)
+        ):
+            check_is_fitted(steps[0])
+            return steps[1], steps[0]
+    raise TypeError(
+        f"to_onnx exports a LAMAClassifier, FCSRClassifier or DuoClassifier, or a Pipeline "
+        f"of a Word2VecVectorizer or MetaEmbeddingTransformer and one of them; got "
+        f"{_describe(estimator)}."
+    )
+
+
+def _describe(estimator):
+    if type(estimator) is Pipeline:
+        return "a Pipeline of " + ", ".join(type(s).__name__ for _, s in estimator.steps)
+    return f"a {type(estimator).__name__}"
+
+
+def _text_settings(step):
+    """What :class:`OnnxTextClassifier` needs to turn text into ``step``'s ids."""
+    name = type(step).__name__
+    for param in ("tokenizer", "preprocessor"):
+        if getattr(step, param) is not None:
+            raise TypeError(
+                f"to_onnx cannot export {name}.{param}, a callable (code): refit with "
+                f"{param}=None (and a token_pattern) to export."
+            )
+    if step.strip_accents not in (None, "ascii", "unicode"):
+        raise TypeError(
+            f"to_onnx cannot export {name}.strip_accents={step.strip_accents!r}, a callable "
+            "(code): refit with None, 'ascii' or 'unicode' to export."
+        )
+    stop_words = step.stop_words
+    if stop_words == "english":
+        stop_words = sorted(ENGLISH_STOP_WORDS)
+    vocabulary = sorted(step.vocabulary_, key=step.vocabulary_.get)
+    return {
+        "lowercase": bool(step.lowercase),
+        "strip_accents": step.strip_accents,
+        "token_pattern": step.token_pattern,
+        "stop_words": None if stop_words is None else list(stop_words),
+        "max_len": step.max_len,
+        "oov": step.oov,
+        "encoding": step.encoding,
+        "vocabulary": vocabulary,
+    }
+
+
+def _require(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise ImportError(
+            f"to_onnx needs the {name} package: pip install 'sklearn-lama[onnx]'."
+        ) from None
+
+
+class _SearchedPairs(PairFeatures):
+    """:class:`PairFeatures` whose key search is a fixed number of halvings.
+
+    ONNX has no sorted search; ``bit_length(n_keys)`` halvings of the
+    interval give ``torch.searchsorted``'s answer exactly, with gathers and
+    comparisons only.
+    """
+
+    @classmethod
+    def of(cls, pairs):
+        return cls(pairs.keys, pairs.values, pairs.vocabulary_size, int(pairs.folds))
+
+    def search(self, pairs):
+        n = len(self.keys)
+        low = torch.zeros_like(pairs)
+        high = torch.full_like(pairs, n)
+        for _ in range(n.bit_length()):
+            middle = torch.div(low + high, 2, rounding_mode="floor")
+            below = self.keys[middle.clamp(max=n - 1)] < pairs
+            low = torch.where(below, middle + 1, low)
+            high = torch.where(below, high, middle)
+        return low
+
+
+class _Probabilities(nn.Module):
+    """The fitted network from ``(ids, lengths)`` to ``(probabilities, logits)``."""
+
+    def __init__(self, network):
+        super().__init__()
+        self.network = network
+
+    def forward(self, ids, lengths):
+        logits = self.network(lengths=lengths, ids=ids)[0]
+        return torch.softmax(logits, dim=-1), logits
+
+
+def _graph_bytes(classifier):
+    """The ONNX graph of ``classifier``'s fitted network, serialised."""
+    network = copy.deepcopy(classifier.net_.module_).to("cpu", torch.float32).eval()
+    if network.pair_features is not None and len(network.pair_features.keys):
+        network.pair_features = _SearchedPairs.of(network.pair_features)
+    model = _Probabilities(network).eval()
+    # Any example traces the same graph: nothing in it branches on the sizes.
+    ids = torch.tensor([[2, 3, 2, 3, 2], [3, 2, 0, 0, 0]], dtype=torch.int64)
+    ids = ids.clamp(max=_vocabulary_size(network) - 1)
+    lengths = torch.tensor([5, 2], dtype=torch.int64)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        # The tracer notes every Python number taken from a size, and the
+        # exporter that it is not the default one; neither concerns the graph.
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            model,
+            (ids, lengths),
+            buffer,
+            dynamo=False,
+            input_names=["ids", "lengths"],
+            output_names=["probabilities", "logits"],
+            dynamic_axes={
+                "ids": {0: "batch", 1: "tokens"},
+                "lengths": {0: "batch"},
+                "probabilities": {0: "batch"},
+                "logits": {0: "batch"},
+            },
+            opset_version=OPSET,
+        )
+    return buffer.getvalue()
+
+
+def _vocabulary_size(network):
+    return int(np.min([lookup.num_embeddings for lookup in network.lookups]))
