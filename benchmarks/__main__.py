@@ -13,6 +13,7 @@ import time
 from . import (
     accuracy,
     cost,
+    export,
     multilabel,
     params,
     peers,
@@ -38,6 +39,7 @@ PARTS = {
     "cost": cost,
     "speed": speed,
     "select": select,
+    "export": export,
 }
 
 
