@@ -76,10 +76,17 @@ def test_dynamic_batch_and_length(kind, exported, toy_corpus):
     documents = texts[:63] + [_long_document(texts, 2000)]
     assert len(pipe["emb"].transform(documents[-1:]).document(0)) == 2000
     expected = pipe.predict_proba(documents)
-    for batch_size in (1, 64):
-        model.batch_size = batch_size
+    lengths = np.array([len(ids) for ids in model.encode(documents)])
+    # Batches of 1 and of all 64 documents (2,000 tokens wide), then within a small budget.
+    for batch_size, max_tokens, largest in ((1, 32768, 1), (64, 10**6, 64), (64, 100, None)):
+        model.batch_size, model.max_tokens = batch_size, max_tokens
+        batches = list(model._batches(lengths))
+        assert max(len(rows) for rows in batches) == (largest or len(batches[0]))
+        assert largest or 1 < len(batches[0]) < 64
+        # Within the token budget, except the 2,000-token document, alone.
+        assert all(len(r) * lengths[r].max() <= max_tokens or len(r) == 1 for r in batches)
         np.testing.assert_allclose(model.predict_proba(documents), expected, atol=ATOL)
-    model.batch_size = 256
+    model.batch_size, model.max_tokens = 256, 32768
 
 
 def test_classifier_on_token_ids(tmp_path):

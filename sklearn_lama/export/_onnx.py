@@ -86,12 +86,11 @@ def to_onnx(estimator, path):
     Notes
     -----
     The graph is traced with PyTorch's TorchScript-based ONNX exporter
-    (``torch.onnx.export(..., dynamo=False)``): the dynamo exporter needs
-    ``onnxscript``, took ten to a hundred times longer, and its LAMA graph
-    stopped onnxruntime. The networks compute without branches on the
-    document length where a trace would otherwise fix one (LAMA's chunked
-    recurrence, FCSR's blocked scan, which recurses to a fixed depth while
-    traced), so one graph serves every length.
+    (``torch.onnx.export(..., dynamo=False)``); the documentation's serving
+    page says why not the dynamo exporter. The networks compute without
+    branches on the document length where a trace would otherwise fix one
+    (LAMA's chunked recurrence, FCSR's blocked scan, which recurses to a
+    fixed depth while traced), so one graph serves every length.
 
     .. versionadded:: 0.9.0
 

@@ -38,8 +38,12 @@ class OnnxTextClassifier:
         Threads of onnxruntime's operators (``intra_op_num_threads``); ``0``
         lets onnxruntime choose.
     batch_size : int, default=256
-        Documents per run of the graph; documents are sorted by length first,
-        so that a batch pads little.
+        Most documents per run of the graph; documents are sorted by length
+        first, so that a batch pads little.
+    max_tokens : int, default=32768
+        Most token positions per run (documents times the longest one's
+        length): long documents run in smaller batches, as the estimators'
+        ``max_batch_tokens`` has them; a document longer than this runs alone.
 
     Attributes
     ----------
@@ -67,7 +71,7 @@ class OnnxTextClassifier:
     array(['pos'], dtype='<U3')
     """
 
-    def __init__(self, path, *, threads=1, batch_size=256):
+    def __init__(self, path, *, threads=1, batch_size=256, max_tokens=32768):
         try:
             import onnxruntime
         except ImportError:
@@ -77,11 +81,13 @@ class OnnxTextClassifier:
             ) from None
         if not isinstance(threads, int) or threads < 0:
             raise ValueError(f"threads must be an int >= 0, got {threads!r}.")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}.")
+        for name, value in (("batch_size", batch_size), ("max_tokens", max_tokens)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}.")
         path = Path(path)
         self.settings = read_settings(path.with_suffix(".json"))
         self.batch_size = batch_size
+        self.max_tokens = max_tokens
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -119,9 +125,7 @@ class OnnxTextClassifier:
         probabilities = np.empty((len(sequences), n_classes), dtype=np.float32)
         logits = np.empty((len(sequences), n_classes), dtype=np.float32)
         lengths = np.array([len(s) for s in sequences], dtype=np.int64)
-        order = np.argsort(lengths, kind="stable")
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for rows in self._batches(lengths):
             # An empty document is one padding token, as the estimators read it.
             width = max(int(lengths[rows].max()), 1)
             ids = np.zeros((len(rows), width), dtype=np.int64)
@@ -136,6 +140,21 @@ class OnnxTextClassifier:
                 ["probabilities", "logits"], {"ids": ids, "lengths": batch_lengths}
             )
         return probabilities, logits
+
+    def _batches(self, lengths):
+        """Rows of each run: by increasing length, within ``batch_size`` and ``max_tokens``."""
+        batch = []
+        for i in np.argsort(lengths, kind="stable"):
+            # Sorted, so the new document is the longest of its batch.
+            width = max(int(lengths[i]), 1)
+            if batch and (
+                len(batch) == self.batch_size or (len(batch) + 1) * width > self.max_tokens
+            ):
+                yield np.array(batch)
+                batch = []
+            batch.append(i)
+        if batch:
+            yield np.array(batch)
 
     def predict_proba(self, documents):
         """Class probabilities, columns following ``classes_``.

@@ -84,19 +84,25 @@ class BiGRUEncoder(nn.Module):
         steps = window_starts[:, None] + torch.arange(width + warm, device=x.device)
         windows = x[:, steps.clamp_max(length - 1)]
         states = gru(windows.reshape(batch * n_chunks, width + warm, size))[0]
-        states = states.view(batch, n_chunks, width + warm, -1)
-        keep = (starts - window_starts)[:, None] + torch.arange(width, device=x.device)
-        keep = keep[None, :, :, None].expand(batch, -1, -1, states.shape[-1])
-        return states.gather(2, keep).flatten(1, 2).narrow(1, 0, length)
+        states = states.reshape(batch, n_chunks * (width + warm), -1)
+        # The outputs kept, as positions in the chunks laid end to end: one
+        # index per position for all rows (an index per element, as gather
+        # takes, is as large as the states in an ONNX graph).
+        offsets = starts - window_starts + torch.arange(n_chunks, device=x.device) * (width + warm)
+        keep = (offsets[:, None] + torch.arange(width, device=x.device)).reshape(-1)
+        return states.index_select(1, keep).narrow(1, 0, length)
 
     def forward(self, x, mask):
         forward_states = self._recur(self.forward_gru, x)  # Eq. 6a
-        index = self._reverse_index(mask).unsqueeze(-1)
-        reversed_x = x.gather(1, index.expand(-1, -1, x.shape[-1]))
-        backward_states = self._recur(self.backward_gru, reversed_x)  # Eq. 6b
-        index = index.expand(-1, -1, backward_states.shape[-1])
-        backward_states = backward_states.gather(1, index)
-        return torch.cat([forward_states, backward_states], dim=-1)
+        # Each row reversed within its length, as positions in the flattened
+        # batch; the reversal is its own inverse.
+        batch, length, _ = x.shape
+        rows = torch.arange(batch, device=x.device).unsqueeze(1) * length
+        index = (self._reverse_index(mask) + rows).reshape(-1)
+        reversed_x = x.reshape(batch * length, -1).index_select(0, index)
+        backward_states = self._recur(self.backward_gru, reversed_x.view(batch, length, -1))
+        backward_states = backward_states.reshape(batch * length, -1).index_select(0, index)
+        return torch.cat([forward_states, backward_states.view(batch, length, -1)], dim=-1)
 
 
 class LAMAAttention(nn.Module):
