@@ -89,6 +89,15 @@ def test_dynamic_batch_and_length(kind, exported, toy_corpus):
     model.batch_size, model.max_tokens = 256, 32768
 
 
+def test_calibrated_classifier(toy_corpus, tmp_path):
+    texts, labels = toy_corpus
+    pipe = make_pipeline("lama", max_epochs=2, calibration="temperature").fit(texts, labels)
+    assert pipe["clf"].temperature_[0] != 1.0
+    to_onnx(pipe, tmp_path / "model.onnx")
+    model = OnnxTextClassifier(tmp_path / "model.onnx")
+    np.testing.assert_allclose(model.predict_proba(texts), pipe.predict_proba(texts), atol=ATOL)
+
+
 def test_classifier_on_token_ids(tmp_path):
     rng = np.random.RandomState(0)
     X = rng.randint(1, 30, size=(60, 12))
@@ -200,6 +209,10 @@ def test_what_cannot_be_exported_is_refused(toy_corpus, tmp_path):
     )
     with pytest.raises(ValueError, match="read token ids; .* 3-D float array"):
         to_onnx(dense, path)
+    both = np.stack([labels == "pos", labels == "neg"], axis=1).astype(int)
+    multilabel = make_pipeline("duo", max_epochs=1).fit(texts, both)
+    with pytest.raises(ValueError, match=r"single-label classifiers.*\(MultiLabel\)"):
+        to_onnx(multilabel, path)
     pipe = make_pipeline("duo", max_epochs=1).fit(texts, labels)
     pipe["emb"].set_params(tokenizer=str.split)
     with pytest.raises(TypeError, match=r"Word2VecVectorizer\.tokenizer"):

@@ -16,6 +16,7 @@ from torch import nn
 
 from .._version import __version__
 from ..classification import DuoClassifier, FCSRClassifier, LAMAClassifier
+from ..classification._targets import SingleLabel
 from ..modules._network import PairFeatures
 from ..text import MetaEmbeddingTransformer, Word2VecVectorizer
 from ..utils._persistence import check_writable, write_atomically
@@ -36,8 +37,9 @@ def to_onnx(estimator, path):
     batch and sequence axes dynamic: inputs ``ids`` (int64, ``(batch,
     tokens)``, 0 pads) and ``lengths`` (int64, ``(batch,)``, at least 1),
     outputs ``probabilities`` and ``logits`` (float32, ``(batch,
-    n_classes)``, columns following ``classes_``). It holds the fitted
-    network in evaluation mode, with its embedding tables and Naive Bayes
+    n_classes)``, columns following ``classes_``; the probabilities are
+    scaled by the temperature of ``calibration="temperature"``). It holds
+    the fitted network in evaluation mode, with its embedding tables and Naive Bayes
     columns (unigram ratios in the tables; pair ratios looked up in the
     graph by binary search), and computes in float32. Beside it, ``path``
     with the suffix ``.json`` holds the classes and, for a pipeline, what the
@@ -74,7 +76,8 @@ def to_onnx(estimator, path):
         (code, which the settings file cannot hold).
     ValueError
         If ``path`` cannot be written, or the classifier reads vectors
-        instead of token ids, or uses an option the graph does not express
+        instead of token ids, was fitted on a 2-D ``y`` (multi-label or
+        multi-output), or uses an option the graph does not express
         (``FCSRClassifier(context_window=...)``); raised before any work.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
@@ -102,6 +105,12 @@ def to_onnx(estimator, path):
     """
     classifier, text_step = _split(estimator)
     check_is_fitted(classifier)
+    if not isinstance(classifier.target_encoder_, SingleLabel):
+        raise ValueError(
+            f"to_onnx exports single-label classifiers (a softmax over classes_); this "
+            f"{type(classifier).__name__} was fitted on a 2-D y "
+            f"({type(classifier.target_encoder_).__name__})."
+        )
     kind = classifier.input_adapter_.kind
     if kind not in ("sequences", "ids"):
         raise ValueError(
@@ -230,15 +239,20 @@ class _SearchedPairs(PairFeatures):
 
 
 class _Probabilities(nn.Module):
-    """The fitted network from ``(ids, lengths)`` to ``(probabilities, logits)``."""
+    """The fitted network from ``(ids, lengths)`` to ``(probabilities, logits)``.
 
-    def __init__(self, network):
+    The probabilities are the softmax of the logits divided by the
+    calibration's ``temperature`` (1 without calibration).
+    """
+
+    def __init__(self, network, temperature):
         super().__init__()
         self.network = network
+        self.temperature = temperature
 
     def forward(self, ids, lengths):
         logits = self.network(lengths=lengths, ids=ids)[0]
-        return torch.softmax(logits, dim=-1), logits
+        return torch.softmax(logits / self.temperature, dim=-1), logits
 
 
 def _graph_bytes(classifier):
@@ -246,7 +260,8 @@ def _graph_bytes(classifier):
     network = copy.deepcopy(classifier.net_.module_).to("cpu", torch.float32).eval()
     if network.pair_features is not None and len(network.pair_features.keys):
         network.pair_features = _SearchedPairs.of(network.pair_features)
-    model = _Probabilities(network).eval()
+    temperature = 1.0 if classifier.temperature_ is None else float(classifier.temperature_[0])
+    model = _Probabilities(network, temperature).eval()
     # Any example traces the same graph: nothing in it branches on the sizes.
     ids = torch.tensor([[2, 3, 2, 3, 2], [3, 2, 0, 0, 0]], dtype=torch.int64)
     ids = ids.clamp(max=_vocabulary_size(network) - 1)
