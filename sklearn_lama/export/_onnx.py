@@ -26,7 +26,7 @@ __all__ = ["to_onnx"]
 
 _CLASSIFIERS = (LAMAClassifier, FCSRClassifier, DuoClassifier)
 _TEXT_STEPS = (Word2VecVectorizer, MetaEmbeddingTransformer)
-# The ONNX operator set: the first with every operator the graphs use.
+# The ONNX operator set the graphs are written in.
 OPSET = 17
 
 
@@ -39,9 +39,9 @@ def to_onnx(estimator, path):
     outputs ``probabilities`` and ``logits`` (float32, ``(batch,
     n_classes)``, columns following ``classes_``; the probabilities are
     scaled by the temperature of ``calibration="temperature"``). It holds
-    the fitted network in evaluation mode, with its embedding tables and Naive Bayes
-    columns (unigram ratios in the tables; pair ratios looked up in the
-    graph by binary search), and computes in float32. Beside it, ``path``
+    the fitted network in evaluation mode, with its embedding tables and
+    Naive Bayes columns (unigram ratios in the tables; pair ratios looked up
+    in the graph by binary search), and computes in float32. Beside it, ``path``
     with the suffix ``.json`` holds the classes and, for a pipeline, what the
     text side needs: the vectorizer's tokenisation settings, stop words,
     vocabulary (in id order), ``max_len`` and ``oov`` rule.
