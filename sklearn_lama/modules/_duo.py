@@ -468,8 +468,10 @@ class DuoModule(nn.Module):
 
     def _head_weights(self, s, p, mask):
         """The weights of Eq. 1 and Eq. 2 over the encoded streams, each (B, T), 0 on padding."""
-        scores_s = s @ self.w_s  # w^S S^T, (B, T)
-        scores_p = p @ self.w_p  # w^P P^T
+        # A one-column matrix rather than a vector: onnxruntime's product with a
+        # vector was the slowest part of the exported graph; torch gives the same numbers.
+        scores_s = (s @ self.w_s.unsqueeze(-1)).squeeze(-1)  # w^S S^T, (B, T)
+        scores_p = (p @ self.w_p.unsqueeze(-1)).squeeze(-1)  # w^P P^T
         if self.attention_softmax:
             return masked_softmax(scores_s, mask), masked_softmax(scores_p, mask)
         keep = mask.to(scores_s.dtype)
