@@ -267,7 +267,7 @@ def test_file_is_safetensors_with_json_metadata(fitted, toy_corpus, tmp_path):
     assert tree["class"] == "Pipeline" and tree["steps"][0][1]["state"]["words"] == list(
         fitted["duo"]["emb"].vocabulary_
     )
-    assert tree["steps"][1][1]["state"]["classes"]["values"] == ["neg", "pos"]
+    assert tree["steps"][1][1]["state"]["target"]["classes"]["values"] == ["neg", "pos"]
 
 
 def test_json_tags_keep_what_json_lacks():
