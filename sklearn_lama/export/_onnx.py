@@ -17,7 +17,7 @@ from torch import nn
 from .._version import __version__
 from ..classification import DuoClassifier, FCSRClassifier, LAMAClassifier
 from ..classification._targets import SingleLabel
-from ..modules._network import PairFeatures
+from ..modules._network import NgramFeatures
 from ..text import MetaEmbeddingTransformer, Word2VecVectorizer
 from ..utils._persistence import check_writable, write_atomically
 from ._runtime import FORMAT, FORMAT_VERSION
@@ -40,8 +40,8 @@ def to_onnx(estimator, path):
     n_classes)``, columns following ``classes_``; the probabilities are
     scaled by the temperature of ``calibration="temperature"``). It holds
     the fitted network in evaluation mode, with its embedding tables and
-    Naive Bayes columns (unigram ratios in the tables; pair ratios looked up
-    in the graph by binary search), and computes in float32. Beside it, ``path``
+    Naive Bayes columns (token and pair ratios, looked up in the graph by
+    binary search), and computes in float32. Beside it, ``path``
     with the suffix ``.json`` holds the classes and, for a pipeline, what the
     text side needs: the vectorizer's tokenisation settings, stop words,
     vocabulary (in id order), ``max_len`` and ``oov`` rule.
@@ -214,8 +214,8 @@ def _require(name):
         ) from None
 
 
-class _SearchedPairs(PairFeatures):
-    """:class:`PairFeatures` whose key search is a fixed number of halvings.
+class _SearchedNgrams(NgramFeatures):
+    """:class:`NgramFeatures` whose key search is a fixed number of halvings.
 
     ONNX has no sorted search; ``bit_length(n_keys)`` halvings of the
     interval give ``torch.searchsorted``'s answer exactly, with gathers and
@@ -223,16 +223,22 @@ class _SearchedPairs(PairFeatures):
     """
 
     @classmethod
-    def of(cls, pairs):
-        return cls(pairs.keys, pairs.values, pairs.vocabulary_size, int(pairs.folds))
+    def of(cls, features):
+        return cls(
+            features.keys,
+            features.values,
+            features.vocabulary_size,
+            features.n,
+            int(features.folds),
+        )
 
-    def search(self, pairs):
+    def search(self, grams):
         n = len(self.keys)
-        low = torch.zeros_like(pairs)
-        high = torch.full_like(pairs, n)
+        low = torch.zeros_like(grams)
+        high = torch.full_like(grams, n)
         for _ in range(n.bit_length()):
             middle = torch.div(low + high, 2, rounding_mode="floor")
-            below = self.keys[middle.clamp(max=n - 1)] < pairs
+            below = self.keys[middle.clamp(max=n - 1)] < grams
             low = torch.where(below, middle + 1, low)
             high = torch.where(below, high, middle)
         return low
@@ -258,8 +264,10 @@ class _Probabilities(nn.Module):
 def _graph_bytes(classifier):
     """The ONNX graph of ``classifier``'s fitted network, serialised."""
     network = copy.deepcopy(classifier.net_.module_).to("cpu", torch.float32).eval()
-    if network.pair_features is not None and len(network.pair_features.keys):
-        network.pair_features = _SearchedPairs.of(network.pair_features)
+    for name in ("token_features", "pair_features"):
+        features = getattr(network, name)
+        if features is not None and len(features.keys):
+            setattr(network, name, _SearchedNgrams.of(features))
     temperature = 1.0 if classifier.temperature_ is None else float(classifier.temperature_[0])
     model = _Probabilities(network, temperature).eval()
     # Any example traces the same graph: nothing in it branches on the sizes.

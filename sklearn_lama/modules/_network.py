@@ -123,7 +123,7 @@ class NgramFeatures(nn.Module):
         return F.pad(features, (0, 0, n - 1, 0))
 
     def search(self, grams):
-        """For each n-gram code, the index of the first key not below it (``len(keys)`` if none)."""
+        """Index of the first key not below each n-gram code (``len(keys)`` if none)."""
         return torch.searchsorted(self.keys, grams)
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
