@@ -40,8 +40,8 @@ def to_onnx(estimator, path):
     n_classes)``, columns following ``classes_``; the probabilities are
     scaled by the temperature of ``calibration="temperature"``). It holds
     the fitted network in evaluation mode, with its embedding tables and
-    Naive Bayes columns (token and pair ratios, looked up in the graph by
-    binary search), and computes in float32. Beside it, ``path``
+    Naive Bayes columns (token ratios as a table over the vocabulary, pair
+    ratios looked up by binary search), and computes in float32. Beside it, ``path``
     with the suffix ``.json`` holds the classes and, for a pipeline, what the
     text side needs: the vectorizer's tokenisation settings, stop words,
     vocabulary (in id order), ``max_len`` and ``oov`` rule.
@@ -244,6 +244,26 @@ class _SearchedNgrams(NgramFeatures):
         return low
 
 
+class _TokenTable(nn.Module):
+    """Token features (:class:`NgramFeatures` with ``n=1``) as one table over the vocabulary.
+
+    At inference only block 0 is read, whose keys are the token ids
+    themselves: a row per id, zeros for ids without features, gives the
+    same features as the sorted search in one gather.
+    """
+
+    def __init__(self, features):
+        super().__init__()
+        keys, values = features.keys, features.values
+        own = keys < features.vocabulary_size
+        table = values.new_zeros((features.vocabulary_size, values.shape[1]))
+        table[keys[own]] = values[own]
+        self.register_buffer("table", table)
+
+    def forward(self, ids):
+        return self.table[ids]
+
+
 class _Probabilities(nn.Module):
     """The fitted network from ``(ids, lengths)`` to ``(probabilities, logits)``.
 
@@ -264,10 +284,10 @@ class _Probabilities(nn.Module):
 def _graph_bytes(classifier):
     """The ONNX graph of ``classifier``'s fitted network, serialised."""
     network = copy.deepcopy(classifier.net_.module_).to("cpu", torch.float32).eval()
-    for name in ("token_features", "pair_features"):
-        features = getattr(network, name)
-        if features is not None and len(features.keys):
-            setattr(network, name, _SearchedNgrams.of(features))
+    if network.token_features is not None:
+        network.token_features = _TokenTable(network.token_features)
+    if network.pair_features is not None and len(network.pair_features.keys):
+        network.pair_features = _SearchedNgrams.of(network.pair_features)
     temperature = 1.0 if classifier.temperature_ is None else float(classifier.temperature_[0])
     model = _Probabilities(network, temperature).eval()
     # Any example traces the same graph: nothing in it branches on the sizes.
