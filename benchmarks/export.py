@@ -136,7 +136,7 @@ def render(payload):
         [
             "corpus",
             "model",
-            "max |diff|",
+            "max abs diff",
             "same label",
             "torch docs/s (ids)",
             "ONNX docs/s (ids)",
