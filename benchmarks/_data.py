@@ -1,6 +1,7 @@
 """Corpora for the benchmarks: the shipped ones, a user's files, and grown copies.
 
-A corpus is named ``"r8"`` or ``"mr"`` (shipped with the package) or given by a
+A corpus is named ``"r8"`` or ``"mr"`` (shipped with the package), ``"r8-long"``
+(R8's documents joined into long ones, :func:`long_documents`), or given by a
 path: a directory holding ``train.jsonl`` and ``test.jsonl`` (optionally
 gzipped; the layout of the shipped corpora), or a single ``.jsonl[.gz]`` file
 split 80/20 (stratified, seed 0). Each line is ``{"text": ..., "label": ...}``.
@@ -13,6 +14,9 @@ import os
 import numpy as np
 
 SHIPPED = ("r8", "mr")
+# Long documents built from R8: about 5 million training words in documents of
+# newsgroup-like lengths (mean about 500 words, 99th percentile about 3,200).
+LONG = {"r8-long": {"train_words": 5_000_000, "test_words": 1_000_000}}
 
 
 def _read_jsonl(path):
@@ -41,7 +45,7 @@ def _find(directory, stem):
 
 def corpus_name(spec):
     """Short name of a corpus for file names and tables."""
-    if spec in SHIPPED:
+    if spec in SHIPPED or spec in LONG:
         return spec
     base = os.path.basename(os.path.normpath(spec))
     for suffix in (".gz", ".jsonl"):
@@ -56,6 +60,13 @@ def load(spec):
 
         loader = getattr(datasets, f"load_{spec}")
         return (*loader(subset="train", return_X_y=True), *loader(subset="test", return_X_y=True))
+    if spec in LONG:
+        X, y, X_test, y_test = load("r8")
+        sizes = LONG[spec]
+        return (
+            *long_documents(X, y, sizes["train_words"], seed=0),
+            *long_documents(X_test, y_test, sizes["test_words"], seed=1),
+        )
     if os.path.isdir(spec):
         return (*_read_jsonl(_find(spec, "train")), *_read_jsonl(_find(spec, "test")))
     if not os.path.isfile(spec):
@@ -109,4 +120,46 @@ def grow(texts, labels, n, seed=0):
             rng.shuffle(words)
         out.append(" ".join(words))
         out_labels.append(labels[j])
+    return out, np.asarray(out_labels, dtype=object)
+
+
+def long_documents(texts, labels, n_words, seed=0, mean=500, p99=3200, longest=40_000):
+    """Documents of one label each, joined from ``texts``, of long-tailed lengths.
+
+    Lengths (in whitespace words) are drawn from the log-normal distribution
+    with the given ``mean`` and 99th percentile, clipped to ``[10, longest]``,
+    until they add up to ``n_words``; the longest document drawn is then
+    stretched to ``longest`` words, so that the tail reaches it. Each
+    document takes a label with the corpus's label frequencies and is filled
+    with whole documents of that label (drawn with replacement, in a random
+    order, the last one cut) up to its length.
+
+    Returns
+    -------
+    texts : list of str
+    labels : ndarray of object
+    """
+    rng = np.random.default_rng(seed)
+    # Log-normal with mean exp(mu + s^2 / 2) and 99th percentile exp(mu + z s).
+    z = 2.3263
+    gap = np.log(p99) - np.log(mean)
+    sigma = z - np.sqrt(z * z - 2 * gap)
+    mu = np.log(mean) - sigma**2 / 2
+    lengths = []
+    while sum(lengths) < n_words:
+        lengths.append(int(np.clip(rng.lognormal(mu, sigma), 10, longest)))
+    lengths[int(np.argmax(lengths))] = longest
+    labels = np.asarray(labels, dtype=object)
+    words = [t.split() for t in texts]
+    by_label = {c: np.flatnonzero(labels == c) for c in np.unique(labels)}
+    classes = list(by_label)
+    share = np.array([len(by_label[c]) for c in classes], dtype=float)
+    out, out_labels = [], []
+    for length in lengths:
+        c = classes[rng.choice(len(classes), p=share / share.sum())]
+        joined = []
+        while len(joined) < length:
+            joined.extend(words[rng.choice(by_label[c])])
+        out.append(" ".join(joined[:length]))
+        out_labels.append(c)
     return out, np.asarray(out_labels, dtype=object)

@@ -77,10 +77,13 @@ def cell(corpus, model, candidate, fold, cv, train_limit, overrides):
     X, y = np.asarray(X, dtype=object), np.asarray(y)
     folds = StratifiedKFold(cv, shuffle=True, random_state=0).split(X, y)
     train, valid = list(folds)[fold]
-    estimator = make(model, seed=0, **{**candidate, **overrides})
-    start = time.perf_counter()
+    settings = {**candidate, **overrides}
+    # Keys with a step prefix ("emb__epochs") are the pipeline's, the others the classifier's.
+    estimator = make(model, seed=0, **{k: v for k, v in settings.items() if "__" not in k})
+    estimator.set_params(**{k: v for k, v in settings.items() if "__" in k})
+    start, cpu_start = time.perf_counter(), time.process_time()
     estimator.fit(list(X[train]), y[train])
-    fit_s = time.perf_counter() - start
+    fit_s, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
     accuracy = float(np.mean(estimator.predict(list(X[valid])) == y[valid]))
     losses = estimator[-1].net_.history[:, "valid_loss"]
     return {
@@ -88,6 +91,7 @@ def cell(corpus, model, candidate, fold, cv, train_limit, overrides):
         "n_valid": len(valid),
         "accuracy": accuracy,
         "fit_s": fit_s,
+        "fit_cpu_s": cpu_s,
         "epochs": len(losses),
         # The epoch of least validation loss (early stopping's), counted from 1.
         "best_epoch": int(np.argmin(losses)) + 1,
