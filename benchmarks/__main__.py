@@ -52,7 +52,10 @@ def _measure(name, args, out_dir):
     if getattr(args, "length", False) and part is scaling:
         payload = scaling.run_length(scaling.LENGTH[args.size], args.threads, log)
     else:
-        payload = part.run(part.SIZES[args.size], args.threads, args.corpus, log)
+        cfg = dict(part.SIZES[args.size])
+        if args.model:
+            cfg["models"] = args.model
+        payload = part.run(cfg, args.threads, args.corpus, log)
     meta.update(
         wall_s=time.perf_counter() - start,
         loadavg_end=round(os.getloadavg()[0], 2),
@@ -114,6 +117,15 @@ def main(argv=None):
         help="peers and scaling: 'r8', 'mr', a directory with train.jsonl[.gz] and "
         "test.jsonl[.gz], or one .jsonl[.gz] file (split 80/20); repeatable "
         "(default: r8 and mr for peers, mr for scaling)",
+    )
+    p.add_argument(
+        "--model",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="cost, accuracy, speed and select: only these pipelines ('lama', 'fcsr', "
+        "'duo'; for cost and accuracy also the peers 'tfidf_lr', 'fasttext'); repeatable "
+        "(default: every one the part measures)",
     )
     p.add_argument(
         "--length",

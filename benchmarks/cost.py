@@ -221,10 +221,12 @@ def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs,
 
 def run(cfg, threads, corpora, log):
     corpora = corpora or DEFAULT_CORPORA
+    cfg = dict(cfg)
+    models = cfg.pop("models", None) or PEERS + OURS
     missing = fasttext_status()
     rows = []
     for corpus in corpora:
-        for model in PEERS + OURS:
+        for model in models:
             if model == "fasttext" and missing:
                 r = {"error": missing}
             else:
@@ -252,7 +254,12 @@ def run(cfg, threads, corpora, log):
     name = NAME if corpora == DEFAULT_CORPORA else NAME + "-" + "-".join(map(corpus_name, corpora))
     return {
         "name": name,
-        "config": {**cfg, "corpora": corpora, "fasttext": missing or "installed"},
+        "config": {
+            **cfg,
+            "corpora": corpora,
+            "models": models,
+            "fasttext": missing or "installed",
+        },
         "results": rows,
     }
 

@@ -85,16 +85,18 @@ def cell(corpus, model, candidate, fold, cv, train_limit, overrides):
     estimator.fit(list(X[train]), y[train])
     fit_s, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
     accuracy = float(np.mean(estimator.predict(list(X[valid])) == y[valid]))
-    losses = estimator[-1].net_.history[:, "valid_loss"]
+    history = estimator[-1].net_.history
+    # Early stopping holds nothing out of a corpus too small for a stratified split.
+    losses = history[:, "valid_loss"] if "valid_loss" in history[-1] else []
     return {
         "n_train": len(train),
         "n_valid": len(valid),
         "accuracy": accuracy,
         "fit_s": fit_s,
         "fit_cpu_s": cpu_s,
-        "epochs": len(losses),
+        "epochs": len(history),
         # The epoch of least validation loss (early stopping's), counted from 1.
-        "best_epoch": int(np.argmin(losses)) + 1,
+        "best_epoch": int(np.argmin(losses)) + 1 if len(losses) else None,
     }
 
 

@@ -8,13 +8,17 @@ selection corpus, with the ``select`` part's cells (each fold a fit of the
 whole pipeline on the other folds, ``random_state`` 0), for CV accuracy and
 whole-pipeline fit time (wall and CPU seconds).
 
-The rule: a model takes the cheapest lever (least mean fit CPU seconds)
-whose CV accuracy is at most ``TOLERANCE`` below the baseline's (the
-defaults before this part); otherwise it keeps the baseline. On every
-further corpus given, the chosen lever and the baseline are cross-validated
-again on its training split, to see that the choice holds on a corpus it
-was not made on. Test accuracy and fit time of the resulting defaults are
-measured afterwards, once, by the ``accuracy`` and ``cost`` parts.
+The rule: a lever is admissible on a corpus when its CV accuracy there is at
+most ``TOLERANCE`` below the baseline's (the defaults before this part) and
+its mean fit CPU seconds are below the baseline's (a lever that costs more
+somewhere is no speed lever). On
+every further corpus given, the baseline and each lever admissible on the
+selection corpus are cross-validated again on its training split, so that a
+choice must hold on a corpus it was not made on. A model takes the cheapest
+lever (least mean fit CPU seconds on the selection corpus) admissible on
+every corpus; otherwise it keeps the baseline. Test accuracy and fit time of
+the resulting defaults are measured afterwards, once, by the ``accuracy``
+and ``cost`` parts.
 """
 
 import numpy as np
@@ -108,15 +112,38 @@ def _summary(rows, corpus, model, lever):
     return tuple(float(np.mean([r[k] for r in ok])) for k in ("accuracy", "fit_s", "fit_cpu_s"))
 
 
-def choose(levers, summaries):
-    """The cheapest lever within ``TOLERANCE`` of the baseline's CV accuracy (``levers[0]``)."""
-    base = summaries[0][0]
-    admissible = [
+def admissible(levers, summaries):
+    """The levers within ``TOLERANCE`` of ``levers[0]``'s CV accuracy and cheaper, cheapest first.
+
+    ``levers[0]`` (the baseline) is always admissible when it was measured.
+    """
+    base_acc, _, base_cpu = summaries[0]
+    kept = [
         (cpu, lever)
-        for lever, (acc, _, cpu) in zip(levers, summaries)
-        if np.isfinite(acc) and acc >= base - TOLERANCE
+        for i, (lever, (acc, _, cpu)) in enumerate(zip(levers, summaries))
+        if np.isfinite(acc) and acc >= base_acc - TOLERANCE and (i == 0 or cpu < base_cpu)
     ]
-    return min(admissible)[1] if admissible else levers[0]
+    return [lever for _, lever in sorted(kept)]
+
+
+def chosen_levers(rows, cfg):
+    """Each model's lever under the rule, from the CV rows of every corpus of ``cfg``."""
+    levers, corpora = cfg["levers"], [corpus_name(c) for c in cfg["corpora"]]
+    chosen = {}
+    for model in cfg["models"]:
+        per_corpus = [[_summary(rows, c, model, v) for v in levers] for c in corpora]
+        # A lever not measured on a further corpus was not admissible on the first.
+        confirmed = [admissible(levers, here) for here in per_corpus[1:]]
+        chosen[model] = choose(levers, per_corpus[0], confirmed)
+    return chosen
+
+
+def choose(levers, summaries, confirmed=None):
+    """The cheapest lever admissible here and, when given, in every set of ``confirmed``."""
+    for lever in admissible(levers, summaries):
+        if lever == levers[0] or all(lever in c for c in confirmed or []):
+            return lever
+    return levers[0]
 
 
 def run(cfg, threads, corpora, log):
@@ -125,24 +152,22 @@ def run(cfg, threads, corpora, log):
     levers = cfg["levers"]
     jobs = [(m, LEVERS[lever](m)) for m in cfg["models"] for lever in levers]
     rows = _cv(corpora[0], jobs, cfg, threads, log)
-    chosen = {}
-    for model in cfg["models"]:
-        summaries = [_summary(rows, selection, model, lever) for lever in levers]
-        chosen[model] = choose(levers, summaries)
-        log(f"{model}: chosen {chosen[model]!r}")
-    confirm = [
-        (m, LEVERS[lever](m))
+    candidates = {
+        m: [levers[0]]
+        + [
+            lever
+            for lever in admissible(levers, [_summary(rows, selection, m, v) for v in levers])
+            if lever != levers[0]
+        ]
         for m in cfg["models"]
-        for lever in dict.fromkeys([levers[0], chosen[m]])
-    ]
-    for corpus in corpora[1:]:
-        rows += _cv(corpus, confirm, cfg, threads, log)
-    return {
-        "name": NAME,
-        "config": {**cfg, "corpora": corpora, "tolerance": TOLERANCE},
-        "chosen": chosen,
-        "results": rows,
     }
+    for corpus in corpora[1:]:
+        jobs = [(m, LEVERS[lever](m)) for m in cfg["models"] for lever in candidates[m]]
+        rows += _cv(corpus, jobs, cfg, threads, log)
+    config = {**cfg, "corpora": corpora, "tolerance": TOLERANCE}
+    for model, lever in chosen_levers(rows, config).items():
+        log(f"{model}: chosen {lever!r}")
+    return {"name": NAME, "config": config, "results": rows}
 
 
 def _lever_of(model, candidate):
@@ -153,8 +178,11 @@ def _lever_of(model, candidate):
 def render(payload):
     """The report and plot of a :func:`run` result (also of one read back from JSON)."""
     cfg, rows = payload["config"], payload["results"]
+    chosen = chosen_levers(rows, cfg)
     rep = Report(payload["name"], "Speed levers chosen by cross-validation on the training split")
     rep.text(__doc__.split("\n\n", 1)[1].replace("\n", " "))
+    if cfg.get("note"):
+        rep.text(cfg["note"])
     rep.text(
         f"{cfg['cv']}-fold stratified CV (shuffled, seed 0), {cfg['jobs']} fits at a time; "
         f"tolerance {cfg['tolerance'] * 100:g} point. x: mean fit CPU seconds over the "
@@ -187,7 +215,7 @@ def render(payload):
                     == (corpus, model, lever)
                     and "error" not in r
                 ]
-                marked = payload["chosen"].get(model) == lever
+                marked = chosen.get(model) == lever
                 table.append(
                     [
                         SHORT[model],
@@ -198,7 +226,12 @@ def render(payload):
                         sig(wall),
                         sig(cpu),
                         sig(cpu / base[2]),
-                        ", ".join(f"{r['best_epoch']} of {r['epochs']}" for r in part),
+                        ", ".join(
+                            f"{r['best_epoch']} of {r['epochs']}"
+                            if r.get("best_epoch") is not None
+                            else str(r["epochs"])
+                            for r in part
+                        ),
                     ]
                 )
         rep.text(f"**{corpus}** (training split only)")

@@ -3,7 +3,7 @@
 import numpy as np
 
 from benchmarks._data import long_documents
-from benchmarks.speed import TOLERANCE, choose
+from benchmarks.speed import TOLERANCE, admissible, choose
 
 
 def _short_corpus():
@@ -50,3 +50,19 @@ def test_speed_choice_takes_the_cheapest_lever_within_tolerance():
     assert choose(levers, worse) == "baseline"
     failed = [(0.75, 10, 10), (float("nan"), float("nan"), float("nan")), (0.75, 20, 20)]
     assert choose(levers, failed) == "baseline"
+
+
+def test_speed_choice_must_hold_on_every_corpus():
+    levers = ["baseline", "cheap", "cheaper"]
+    ok = [(0.75, 10, 10), (0.75, 5, 5), (0.75, 2, 2)]
+    # "cheaper" was not admissible on the confirming corpus: the next cheapest is.
+    assert choose(levers, ok, [["baseline", "cheap"]]) == "cheap"
+    assert choose(levers, ok, [["cheap", "cheaper"], ["baseline"]]) == "baseline"
+    assert admissible(levers, ok) == ["cheaper", "cheap", "baseline"]
+
+
+def test_speed_lever_must_be_cheaper_than_the_baseline():
+    levers = ["baseline", "dearer"]
+    more_accurate_but_dearer = [(0.75, 10, 10), (0.76, 12, 11)]
+    assert admissible(levers, more_accurate_but_dearer) == ["baseline"]
+    assert choose(levers, more_accurate_but_dearer) == "baseline"
