@@ -173,7 +173,7 @@ def render(payload):
             "not the models."
         )
     for corpus in dict.fromkeys(r["corpus"] for r in rows):
-        best_peer = max((_summary(rows, corpus, m) or {"mean": 0})["mean"] for m in PEERS)
+        best_peer = max((_summary(rows, corpus, m) or {"mean": 0.0})["mean"] for m in PEERS)
         table = []
         for model in PEERS + OURS:
             s = _summary(rows, corpus, model)
@@ -224,8 +224,9 @@ def _plotter(rows):
                 capsize=3,
                 color=["#999999" if m in PEERS else "#1f77b4" for m in models],
             )
-            best_peer = max(s["mean"] for m, s in zip(models, stats) if m in PEERS)
-            ax.axhline(best_peer, color="black", lw=0.8, ls="--", label="best peer")
+            peers = [s["mean"] for m, s in zip(models, stats) if m in PEERS]
+            if peers:  # a run of some models only (--model) may have no peer
+                ax.axhline(max(peers), color="black", lw=0.8, ls="--", label="best peer")
             ax.set_xticks(
                 range(len(models)),
                 [LABELS[m] for m in models],
