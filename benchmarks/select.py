@@ -186,6 +186,16 @@ def run(cfg, threads, corpora, log):
     }
 
 
+def epochs_run(rows):
+    """``"best of run"`` epochs of each CV row (the epochs alone without a held-out split)."""
+    return ", ".join(
+        f"{r['best_epoch']} of {r['epochs']}"
+        if r.get("best_epoch") is not None
+        else str(r["epochs"])
+        for r in rows
+    )
+
+
 def _key(candidate):
     return tuple(sorted(candidate.items()))
 
@@ -239,12 +249,7 @@ def render(payload):
                         ", ".join(f"{r['accuracy']:.4f}" for r in ok),
                         f"{(mean - base) * 100:+.2f}" if ok else "",
                         sig(np.mean([r["fit_s"] for r in ok])) if ok else "",
-                        ", ".join(
-                            f"{r['best_epoch']} of {r['epochs']}"
-                            if r.get("best_epoch") is not None
-                            else str(r["epochs"])
-                            for r in ok
-                        ),
+                        epochs_run(ok),
                     ]
                 )
         rep.text(f"**{corpus}** (training split only)")

@@ -25,7 +25,7 @@ import numpy as np
 
 from ._data import corpus_name
 from ._report import Report, sig
-from .select import _cv, _key
+from .select import _cv, _key, epochs_run
 
 NAME = "speed"
 OURS = ("lama", "fcsr", "duo")
@@ -226,12 +226,7 @@ def render(payload):
                         sig(wall),
                         sig(cpu),
                         sig(cpu / base[2]),
-                        ", ".join(
-                            f"{r['best_epoch']} of {r['epochs']}"
-                            if r.get("best_epoch") is not None
-                            else str(r["epochs"])
-                            for r in part
-                        ),
+                        epochs_run(part),
                     ]
                 )
         rep.text(f"**{corpus}** (training split only)")
