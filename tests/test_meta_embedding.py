@@ -152,9 +152,27 @@ def test_verbose_reports_each_source(toy_corpus, capsys):
     assert lines[0] == (
         f"[MetaEmbeddingTransformer] {len(meta.vocabulary_)} words seen at least min_count=1 times"
     )
-    assert lines[1].startswith("[MetaEmbeddingTransformer] source 'cbow' (1 of 2) fitted in ")
-    # The second source reports its own training (its verbose), then the transformer.
+    # The second source reports its own training (its verbose) while it fits,
+    # then the transformer reports each source and the whole.
     epochs = [line.partition(" done")[0] for line in lines if " epoch " in line]
     assert epochs == [f"[Word2VecVectorizer] word2vec epoch {i} of 3" for i in (1, 2, 3)]
-    assert lines[-1].startswith("[MetaEmbeddingTransformer] source 'sg' (2 of 2) fitted in ")
-    assert lines[-1].endswith(f"it covers {meta.coverage_['sg']:.1%} of the vocabulary")
+    assert lines[-3].startswith("[MetaEmbeddingTransformer] source 'cbow' (1 of 2) fitted in ")
+    assert lines[-2].startswith("[MetaEmbeddingTransformer] source 'sg' (2 of 2) fitted in ")
+    assert lines[-2].endswith(f"it covers {meta.coverage_['sg']:.1%} of the vocabulary")
+    assert lines[-1].startswith("[MetaEmbeddingTransformer] all sources fitted in ")
+
+
+@pytest.mark.parametrize("n_jobs", [2, -1])
+def test_sources_fitted_in_parallel_give_the_same_tables(toy_corpus, n_jobs):
+    texts, _ = toy_corpus
+    one = _meta().fit(texts)
+    several = _meta(n_jobs=n_jobs).fit(texts)
+    assert several.vocabulary_ == one.vocabulary_
+    for a, b in zip(several.embeddings_, one.embeddings_):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_n_jobs_is_validated(toy_corpus):
+    texts, _ = toy_corpus
+    with pytest.raises(ValueError, match="n_jobs"):
+        _meta(n_jobs="all").fit(texts)

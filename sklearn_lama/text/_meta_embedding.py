@@ -2,8 +2,10 @@
 
 import time
 from collections import Counter
+from numbers import Integral
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import TransformerMixin, clone
 
 from ..utils._persistence import register
@@ -13,6 +15,13 @@ from ._text import build_analyzer, check_documents
 from ._vectorizer import TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin, progress_sink
 
 __all__ = ["MetaEmbeddingTransformer"]
+
+
+def _fit_timed(source, documents):
+    """A fitted clone of ``source`` and the seconds its fit took."""
+    start = time.perf_counter()
+    fitted = clone(source).fit(documents)
+    return fitted, time.perf_counter() - start
 
 
 @register
@@ -52,6 +61,13 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         As in :class:`Word2VecVectorizer`.
     min_count : int, default=2
         Words seen fewer times are left out of the shared vocabulary.
+    n_jobs : int, default=None
+        Sources fitted at once, each in a thread of this process (word2vec's
+        training releases the GIL). ``None`` fits them one after another, as
+        ``n_jobs=None`` does in scikit-learn; ``-1`` one thread per source on
+        every core. Each source's vectors are the same either way: a
+        word2vec source with ``workers=1`` and ``random_state`` set trains
+        alone in its thread.
     verbose : int, default=0
         Above 0, ``fit`` prints to standard output the size of the shared
         vocabulary and, for each source, the time its fit took and its
@@ -86,6 +102,7 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
     _parameter_constraints = {
         "sources": [list],
         **TOKENIZATION_CONSTRAINTS,
+        "n_jobs": [Integral, None],
         "verbose": ["verbose"],
     }
 
@@ -103,6 +120,7 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         oov="token",
         min_count=2,
         encoding="utf-8",
+        n_jobs=None,
         verbose=0,
     ):
         self.sources = sources
@@ -116,6 +134,7 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         self.oov = oov
         self.min_count = min_count
         self.encoding = encoding
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     def get_params(self, deep=True):
@@ -173,10 +192,14 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
         sink = progress_sink(self)
         if sink is not None:
             sink(f"{len(words):,} words seen at least min_count={self.min_count} times")
+        start = time.perf_counter()
+        fitted_sources = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_fit_timed)(source, documents) for _, source in self.sources
+        )
         tables, coverage = [], {}
-        for i, (name, source) in enumerate(self.sources, 1):
-            start = time.perf_counter()
-            fitted = clone(source).fit(documents)
+        for i, ((name, source), (fitted, seconds)) in enumerate(
+            zip(self.sources, fitted_sources), 1
+        ):
             if not (hasattr(fitted, "vocabulary_") and hasattr(fitted, "embedding_")):
                 raise TypeError(
                     f"Source {name!r} ({type(source).__name__}) has no vocabulary_ and "
@@ -193,9 +216,10 @@ class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComp
             if sink is not None:
                 sink(
                     f"source {name!r} ({i} of {len(self.sources)}) fitted in "
-                    f"{time.perf_counter() - start:.1f} s; it covers {coverage[name]:.1%} "
-                    "of the vocabulary"
+                    f"{seconds:.1f} s; it covers {coverage[name]:.1%} of the vocabulary"
                 )
+        if sink is not None and len(self.sources) > 1:
+            sink(f"all sources fitted in {time.perf_counter() - start:.1f} s")
 
         self._set_vocabulary(words)
         self.embeddings_ = tuple(tables)
