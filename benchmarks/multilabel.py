@@ -288,7 +288,9 @@ def render(payload):
         "All training documents, default epochs."
         if cfg["train_limit"] is None
         else f"{cfg['train_limit']} training documents of each corpus drawn with a fixed "
-        f"seed, max_epochs={cfg['max_epochs']}; the test splits whole."
+        "seed, "
+        + ("default epochs" if cfg["max_epochs"] is None else f"max_epochs={cfg['max_epochs']}")
+        + "; the test splits whole."
     )
     measured = ", ".join(LABELS[m] for m in cfg["models"])
     if len(cfg["models"]) < len(MODELS):
