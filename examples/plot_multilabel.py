@@ -48,8 +48,8 @@ sectors = {
 texts, topics = load_r8(return_X_y=True)
 test_texts, test_topics = load_r8(subset="test", return_X_y=True)
 rng = np.random.default_rng(0)
-train = rng.choice(len(texts), 600, replace=False)
-test = rng.choice(len(test_texts), 800, replace=False)
+train = rng.choice(len(texts), 400, replace=False)
+test = rng.choice(len(test_texts), 500, replace=False)
 binarizer = MultiLabelBinarizer()
 Y = binarizer.fit_transform([(topics[i], sectors[topics[i]]) for i in train])
 Y_test = binarizer.transform([(test_topics[i], sectors[test_topics[i]]) for i in test])
@@ -64,7 +64,7 @@ print(f"{len(binarizer.classes_)} labels: {', '.join(binarizer.classes_)}")
 # label names. The F1 scores of :mod:`sklearn.metrics` take it as it is.
 pipe = make_pipeline(
     Word2VecVectorizer(random_state=0),
-    FCSRClassifier(max_epochs=4, calibration="temperature", random_state=0),
+    FCSRClassifier(max_epochs=3, calibration="temperature", random_state=0),
 ).fit(train_texts, Y)
 predicted = pipe.predict(test_texts)
 print("first test document:", binarizer.inverse_transform(predicted[:1]))
