@@ -50,8 +50,9 @@ test_texts, test_topics = load_r8(subset="test", return_X_y=True)
 rng = np.random.default_rng(0)
 train = rng.choice(len(texts), 400, replace=False)
 test = rng.choice(len(test_texts), 500, replace=False)
-binarizer = MultiLabelBinarizer()
-Y = binarizer.fit_transform([(topics[i], sectors[topics[i]]) for i in train])
+# Every topic and sector is a column, whether or not the subset holds it.
+binarizer = MultiLabelBinarizer().fit(sectors.items())
+Y = binarizer.transform([(topics[i], sectors[topics[i]]) for i in train])
 Y_test = binarizer.transform([(test_topics[i], sectors[test_topics[i]]) for i in test])
 train_texts = [texts[i] for i in train]
 test_texts = [test_texts[i] for i in test]
