@@ -247,7 +247,12 @@ def calibrated_cv_cell(model, corpus, train_limit, max_epochs):
     fit_s, fit_cpu_s = _timed_fit(calibrated, X, y)
     codes = np.searchsorted(calibrated.classes_, np.asarray(y_test))
     proba = calibrated.predict_proba(X_test)
-    return dict(_scores(proba, codes, len(calibrated.classes_)), fit_s=fit_s, fit_cpu_s=fit_cpu_s)
+    return dict(
+        _scores(proba, codes, len(calibrated.classes_)),
+        fit_s=fit_s,
+        fit_cpu_s=fit_cpu_s,
+        n_epochs=[c.estimator[-1].n_epochs_ for c in calibrated.calibrated_classifiers_],
+    )
 
 
 def run(cfg, threads, corpora, log):
