@@ -162,7 +162,7 @@ def test_top_attended_words_without_pandas_is_a_dict(fitted, monkeypatch):
 
 def test_top_attended_words_checks_its_input(fitted):
     _, pipe = fitted
-    with pytest.raises(ValueError, match="y has 1 labels but X has 40 documents"):
+    with pytest.raises(ValueError, match="y has 1 labels but there are 40 documents"):
         top_attended_words(pipe, DOCS, ["pos"])
     with pytest.raises(ValueError, match="n_words"):
         top_attended_words(pipe, DOCS, n_words=0)

@@ -9,14 +9,21 @@ text into :class:`~sklearn_lama.TokenSequences` (a
 not.
 """
 
+from ._attributions import token_attributions
 from ._explain import Explanation, explain
+from ._methods import Attention, IntegratedGradients, Occlusion, TokenExplainer
 from ._plotting import plot_attention, plot_training_curves
 from ._top_words import top_attended_words
 
 __all__ = [
+    "Attention",
     "Explanation",
+    "IntegratedGradients",
+    "Occlusion",
+    "TokenExplainer",
     "explain",
     "plot_attention",
     "plot_training_curves",
+    "token_attributions",
     "top_attended_words",
 ]

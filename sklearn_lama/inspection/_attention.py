@@ -1,4 +1,4 @@
-"""Run a fitted pipeline's classifier on raw documents and pair its attention with the words."""
+"""Run a fitted pipeline's classifier on raw documents and pair its explanations with the words."""
 
 from typing import NamedTuple
 
@@ -7,16 +7,19 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from ..text._sequences import OOV_ID
+from ._methods import resolve_method
 
 
 class Attended(NamedTuple):
-    """The tokens of each document, its attention rows and the class probabilities."""
+    """The tokens of each document, their rows of a method and the class probabilities."""
 
     tokens: list  # list of list of str, one per document
-    weights: list  # list of ndarray (n_rows, n_tokens_i)
+    weights: list  # list of ndarray (n_rows, n_tokens_i), the method's values
     proba: np.ndarray  # (n_documents, n_classes)
     classes: np.ndarray
-    row_labels: list  # one name per attention row
+    row_labels: list  # one name per row
+    method: object  # the TokenExplainer that gave the weights
+    targets: np.ndarray  # (n_documents,) index in classes of the class each row explains
 
 
 def split_pipeline(pipeline):
@@ -44,39 +47,67 @@ def split_pipeline(pipeline):
     return pipeline[:-1], vectorizers[-1], classifier
 
 
-def row_labels(classifier, n_rows):
-    """Names of the attention rows, as the classifier gives them (heads, streams).
+def read_documents(pipeline, documents):
+    """``(tokens, sequences, classifier)``: ``documents`` as the classifier reads them.
 
-    A classifier from outside this package, which has no names for its rows,
-    gets ``"attention"`` for a single row and ``"row j"`` for several.
+    ``tokens`` holds the words of each document that the vectorizer kept,
+    ``"<oov>"`` for an out-of-vocabulary one.
     """
-    labels = getattr(classifier, "_attention_row_labels", None)
-    if labels is not None:
-        return list(labels())
-    if n_rows == 1:
-        return ["attention"]
-    return [f"row {j + 1}" for j in range(n_rows)]
-
-
-def attend(pipeline, documents):
-    """Tokens, attention and probabilities of ``documents`` (an iterable of str)."""
     if isinstance(documents, str):
         raise TypeError(
             "documents must be an iterable of str, not a single str; wrap one document in a list."
         )
     transform, vectorizer, classifier = split_pipeline(pipeline)
     sequences = transform.transform(documents)
-    weights = [np.asarray(w, dtype=np.float64) for w in classifier.attention_weights(sequences)]
     words = np.empty(max(vectorizer.vocabulary_.values(), default=OOV_ID) + 1, dtype=object)
     words[OOV_ID] = "<oov>"
     for word, i in vectorizer.vocabulary_.items():
         words[i] = word
     tokens = [[str(w) for w in words[sequences.document(i)]] for i in range(len(sequences))]
+    return tokens, sequences, classifier
+
+
+def class_indices(labels, classes, name):
+    """The positions in ``classes`` of ``labels``, or a ValueError naming ``name``."""
+    position = {c: i for i, c in enumerate(classes.tolist())}
+    labels = np.asarray(labels, dtype=object).tolist()
+    unknown = {label for label in labels if label not in position}
+    if unknown:
+        raise ValueError(
+            f"{name} holds labels {sorted(unknown, key=repr)!r} that are not in the "
+            f"classifier's classes_ {classes.tolist()!r}."
+        )
+    return np.array([position[label] for label in labels], dtype=np.intp)
+
+
+def attend(pipeline, documents, method=None, targets=None, targets_name="y"):
+    """Tokens, per-token values of ``method`` and probabilities of ``documents``.
+
+    ``targets`` are the labels of the classes to explain: one per document,
+    or one label for all of them; ``None`` explains each document's predicted
+    class. ``targets_name`` names them in errors.
+    """
+    tokens, sequences, classifier = read_documents(pipeline, documents)
+    method = resolve_method(method, classifier)
+    proba = classifier.predict_proba(sequences)
+    if targets is None:
+        index = proba.argmax(axis=1)
+    else:
+        if np.ndim(targets) == 0:
+            targets = [targets] * len(tokens)
+        elif len(targets) != len(tokens):
+            raise ValueError(
+                f"{targets_name} has {len(targets)} labels but there are {len(tokens)} documents."
+            )
+        index = class_indices(targets, classifier.classes_, targets_name)
+    weights = method.attribute(classifier, sequences, index)
     n_rows = max((w.shape[0] for w in weights), default=1)
     return Attended(
         tokens=tokens,
         weights=weights,
-        proba=classifier.predict_proba(sequences),
+        proba=proba,
         classes=classifier.classes_,
-        row_labels=row_labels(classifier, n_rows),
+        row_labels=method.row_labels(classifier, n_rows),
+        method=method,
+        targets=index,
     )

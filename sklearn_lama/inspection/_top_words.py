@@ -1,4 +1,4 @@
-"""The most attended words per class (Table 6 of the LAMA paper)."""
+"""The words that count most per class, by attention (Table 6 of the LAMA paper) or attribution."""
 
 from collections import defaultdict
 from numbers import Integral
@@ -14,20 +14,30 @@ from ._attention import attend
         "y": ["array-like", None],
         "n_words": [Interval(Integral, 1, None, closed="left")],
         "min_count": [Interval(Integral, 1, None, closed="left")],
+        "method": "no_validation",
     },
     prefer_skip_nested_validation=True,
 )
-def top_attended_words(pipeline, X, y=None, n_words=10, *, min_count=5):
-    """The words a fitted model attends to most, per class.
+def top_attended_words(pipeline, X, y=None, n_words=10, *, min_count=5, method=None):
+    """The words that count most for each class.
 
-    This is the table of top attended words of the LAMA paper (Table 6), for
-    any of the three classifiers. A token's weight is its attention averaged
-    over the attention rows (LAMA's heads, Duo's two directions; FCSR has one
-    row), times the number of tokens of its document, so that 1.0 means "as
-    much as a uniform average" whatever the document's length. A word's score
-    in a class is the mean weight of its occurrences in the documents of that
-    class; words seen fewer than ``min_count`` times in the class, and
-    out-of-vocabulary tokens, are left out.
+    The documents are grouped by class (true or predicted label) and each
+    token gets a score from ``method`` (:meth:`TokenExplainer.token_scores`);
+    a word's score in a class is the mean score of its occurrences in the
+    documents of that class. Words seen fewer than ``min_count`` times in the
+    class, and out-of-vocabulary tokens, are left out.
+
+    - With integrated gradients or occlusion, a token's score is its
+      attribution to the class of its document's group: the list of a class
+      holds the words that, where they occur, raise that class's
+      probability most. A word frequent in the class but without effect on
+      the model scores about 0.
+    - With attention it is the table of top attended words of the LAMA paper
+      (Table 6): a token's weight, averaged over the attention rows, times
+      the number of tokens of its document (minus 1, so that 0 means "as much
+      as a uniform average" whatever the document's length). Attention is
+      the same whatever the class, so these lists show where the model
+      pooled in the documents of a class, not what counted for it.
 
     Parameters
     ----------
@@ -44,20 +54,25 @@ def top_attended_words(pipeline, X, y=None, n_words=10, *, min_count=5):
         Words listed per class.
     min_count : int, default=5
         Occurrences a word needs in a class to be ranked there.
+    method : {"attention", "integrated_gradients", "occlusion"}, \
+            TokenExplainer or None, default=None
+        How tokens are scored; ``None`` is the classifier's default
+        explanation, the most faithful one in the deletion benchmark (see
+        the user guide).
 
     Returns
     -------
     table : pandas.DataFrame or dict
         One column per class of ``classes_`` (in that order), the words from
-        most to least attended down the rows (index ``rank`` from 1), as a
+        highest to lowest score down the rows (index ``rank`` from 1), as a
         :class:`pandas.DataFrame` when pandas is installed (a class with fewer
         ranked words is padded with ``None``); otherwise a dict mapping each
         class to its list of words.
 
     See Also
     --------
-    plot_attention : The attention over one document, row by row.
-    explain : Documents with their words highlighted by attention.
+    plot_attention : The values over one document, row by row.
+    explain : Documents with their words highlighted.
 
     References
     ----------
@@ -75,28 +90,20 @@ def top_attended_words(pipeline, X, y=None, n_words=10, *, min_count=5):
     ...     Word2VecVectorizer(vector_size=8, min_count=1, random_state=0),
     ...     LAMAClassifier(n_heads=2, hidden_size=4, max_epochs=3, random_state=0),
     ... ).fit(docs, labels)
-    >>> table = top_attended_words(pipe, docs, labels, n_words=3)
+    >>> table = top_attended_words(pipe, docs, labels, n_words=3, method="occlusion")
     >>> list(table.columns), len(table)
     (['neg', 'pos'], 3)
     """
-    attended = attend(pipeline, X)
-    if y is None:
-        labels = attended.classes[attended.proba.argmax(axis=1)]
-    else:
-        labels = list(y)
-        if len(labels) != len(attended.tokens):
-            raise ValueError(
-                f"y has {len(labels)} labels but X has {len(attended.tokens)} documents."
-            )
+    attended = attend(pipeline, X, method, y)
+    labels = attended.classes[attended.targets]
     totals = defaultdict(lambda: defaultdict(float))
     counts = defaultdict(lambda: defaultdict(int))
     for label, tokens, weights in zip(labels, attended.tokens, attended.weights):
         if not tokens:
             continue
-        relative = weights.mean(axis=0) * len(tokens)
-        for word, weight in zip(tokens, relative):
+        for word, score in zip(tokens, attended.method.token_scores(weights)):
             if word != "<oov>":
-                totals[label][word] += weight
+                totals[label][word] += score
                 counts[label][word] += 1
     top = {}
     for label in attended.classes.tolist():

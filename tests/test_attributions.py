@@ -1,0 +1,219 @@
+"""Attributions beside attention: integrated gradients and occlusion on tiny fitted pipelines."""
+
+import xml.etree.ElementTree as ET
+
+import matplotlib
+import numpy as np
+import pytest
+from sklearn.pipeline import Pipeline
+
+from sklearn_lama import MetaEmbeddingTransformer, TokenSequences, Word2VecVectorizer
+from sklearn_lama.inspection import (
+    Attention,
+    IntegratedGradients,
+    Occlusion,
+    explain,
+    plot_attention,
+    token_attributions,
+    top_attended_words,
+)
+
+from .conftest import make_classifier, make_pipeline
+
+matplotlib.use("Agg")
+from matplotlib import pyplot as plt
+
+POSITIVE = {"good", "great", "excellent", "fine", "nice", "happy", "love"}
+NEGATIVE = {"bad", "awful", "poor", "terrible", "sad", "hate", "worst"}
+# Unseen mixes of the toy corpus's words: a short one, a one-token one, an empty
+# one (the batches carry it as one padding token) and long ones, so that batches pad.
+QUERIES = [
+    "a good film",
+    "bad",
+    "",
+    "the plot was great and the movie is happy but sad and poor and the film was bad",
+    "love the film and hate the plot",
+]
+
+
+@pytest.fixture(scope="module", params=["lama", "fcsr", "duo"])
+def fitted(request, toy_corpus):
+    # Every classifier at its Naive Bayes defaults: the ratio columns and pair
+    # features are part of the vectors that the attributions explain.
+    kind = request.param
+    if kind == "duo":
+        # Two embeddings, two streams into the core: both are attributed.
+        embeddings = MetaEmbeddingTransformer(
+            [
+                ("cbow", Word2VecVectorizer(vector_size=8, sg=0, random_state=0)),
+                ("sg", Word2VecVectorizer(vector_size=12, sg=1, random_state=0)),
+            ],
+            min_count=1,
+        )
+        pipe = Pipeline([("emb", embeddings), ("clf", make_classifier(kind, lr=0.01))])
+    else:
+        pipe = make_pipeline(kind)
+    return kind, pipe.fit(*toy_corpus)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _centred_logits(pipe, sequences):
+    """``z_c - mean_k z_k`` of every class, from the probabilities (log p_c = z_c - constant)."""
+    log_proba = np.log(pipe[-1].predict_proba(sequences))
+    return log_proba - log_proba.mean(axis=1, keepdims=True)
+
+
+def _padding_documents(sequences):
+    """The documents with every token replaced by padding: the baseline, by the public API."""
+    return TokenSequences(
+        np.zeros_like(sequences.ids), sequences.offsets, sequences.tables, sequences.vocabulary_id
+    )
+
+
+# ------------------------------------------------------------ integrated gradients
+@pytest.mark.parametrize("target", [None, "neg", "pos"])
+def test_integrated_gradients_are_complete(fitted, target):
+    kind, pipe = fitted
+    sequences = pipe[:-1].transform(QUERIES)
+    scores = _centred_logits(pipe, sequences)
+    baseline = _centred_logits(pipe, _padding_documents(sequences))
+    if target is None:
+        explained = scores.argmax(axis=1)
+    else:
+        explained = np.full(len(QUERIES), list(pipe[-1].classes_).index(target))
+    rows = np.arange(len(QUERIES))
+    difference = scores[rows, explained] - baseline[rows, explained]
+    # The test means something only if the documents move the score.
+    assert np.abs(difference).max() > 1.0
+    attributions = token_attributions(
+        pipe, QUERIES, IntegratedGradients(n_steps=128), target=target
+    )
+    totals = np.array([a.sum() for a in attributions])
+    # Completeness: the attributions add up to F(x) - F(baseline), within 1 %.
+    np.testing.assert_allclose(totals, difference, rtol=0.01, atol=1e-4)
+
+
+def test_integrated_gradients_of_the_two_classes_are_opposite(fitted):
+    _, pipe = fitted
+    # With two classes, each centred logit is half the log-odds, with its sign.
+    to_neg = token_attributions(pipe, QUERIES, "integrated_gradients", target="neg")
+    to_pos = token_attributions(pipe, QUERIES, "integrated_gradients", target="pos")
+    for a, b in zip(to_neg, to_pos):
+        np.testing.assert_allclose(a, -b, rtol=1e-4, atol=1e-6)
+
+
+# ------------------------------------------------------------ occlusion
+def test_occlusion_is_the_drop_when_the_token_is_removed(fitted):
+    _, pipe = fitted
+    sequences = pipe[:-1].transform(QUERIES)
+    explained = pipe[-1].predict_proba(sequences).argmax(axis=1)
+    attributions = token_attributions(pipe, QUERIES, "occlusion")
+    for i, row in enumerate(attributions):
+        ids = sequences.document(i)
+        if not len(ids):
+            assert row.shape == (1, 0)
+            continue
+        # Every one-token-shorter copy of the document, through predict_proba.
+        shorter = [np.delete(ids, t) for t in range(len(ids))]
+        offsets = np.concatenate([[0], np.cumsum([len(s) for s in shorter])])
+        removed = TokenSequences(
+            np.concatenate(shorter), offsets, sequences.tables, sequences.vocabulary_id
+        )
+        full = _centred_logits(pipe, sequences[[i]])[0, explained[i]]
+        expected = full - _centred_logits(pipe, removed)[:, explained[i]]
+        np.testing.assert_allclose(row[0], expected, rtol=1e-4, atol=1e-5)
+
+
+# ------------------------------------------------------------ shapes and padding
+@pytest.mark.parametrize("method", ["integrated_gradients", "occlusion"])
+def test_attributions_follow_the_attention_convention(fitted, method):
+    _, pipe = fitted
+    sequences = pipe[:-1].transform(QUERIES)
+    attributions = token_attributions(pipe, QUERIES, method)
+    attention = token_attributions(pipe, QUERIES, "attention")
+    assert len(attributions) == len(QUERIES)
+    for a, w, n in zip(attributions, attention, sequences.lengths):
+        # One row over the document's tokens, padding cut off, like attention_weights.
+        assert a.shape == (1, n)
+        assert w.shape[1] == n
+        assert np.isfinite(a).all()
+    # A document's attributions do not depend on the documents padded with it.
+    for i, doc in enumerate(QUERIES):
+        alone = token_attributions(pipe, [doc], method)[0]
+        np.testing.assert_allclose(alone, attributions[i], rtol=1e-4, atol=1e-6)
+
+
+def test_attention_method_is_attention_weights(fitted):
+    _, pipe = fitted
+    sequences = pipe[:-1].transform(QUERIES)
+    for a, w in zip(
+        token_attributions(pipe, QUERIES, Attention()), pipe[-1].attention_weights(sequences)
+    ):
+        np.testing.assert_array_equal(a, w)
+
+
+def test_target_broadcasts_and_is_checked(fitted):
+    _, pipe = fitted
+    per_document = token_attributions(pipe, QUERIES[:2], "occlusion", target=["pos", "pos"])
+    one_label = token_attributions(pipe, QUERIES[:2], "occlusion", target="pos")
+    for a, b in zip(per_document, one_label):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match=r"target holds labels \['maybe'\]"):
+        token_attributions(pipe, QUERIES[:2], "occlusion", target="maybe")
+    with pytest.raises(ValueError, match="target has 1 labels but there are 2 documents"):
+        token_attributions(pipe, QUERIES[:2], "occlusion", target=["pos"])
+
+
+def test_methods_are_checked(fitted):
+    _, pipe = fitted
+    with pytest.raises(ValueError, match="method must be one of"):
+        token_attributions(pipe, QUERIES, "gradients")
+    with pytest.raises(ValueError, match="n_steps must be a positive int"):
+        token_attributions(pipe, QUERIES, IntegratedGradients(n_steps=0))
+    with pytest.raises(TypeError, match="wrap one document in a list"):
+        token_attributions(pipe, "a good film", Occlusion())
+
+
+# ------------------------------------------------------------ what the views show
+@pytest.mark.parametrize("method", ["integrated_gradients", "occlusion"])
+def test_top_words_per_class_are_the_words_that_raise_it(fitted, method, toy_corpus):
+    _, pipe = fitted
+    table = top_attended_words(pipe, *toy_corpus, n_words=5, method=method)
+    # The words of each class, not the filler words that every class shares.
+    assert set(table["pos"]) <= POSITIVE
+    assert set(table["neg"]) <= NEGATIVE
+
+
+def test_explain_shades_attributions_by_sign(fitted):
+    _, pipe = fitted
+    explanation = explain(pipe, QUERIES, method="occlusion")
+    root = ET.fromstring(explanation.to_html())
+    spans = [span for node in root for span in node[1].findall("span")]
+    assert [span.text for span in spans] == [t for tokens in explanation.tokens for t in tokens]
+    for span, value in zip(spans, np.concatenate([w[0] for w in explanation.weights])):
+        colour = span.get("style")
+        assert float(span.get("title")) == pytest.approx(value, abs=1e-4)
+        if value > 0:
+            assert "rgba(220, 40, 30" in colour
+        elif value < 0:
+            assert "rgba(30, 90, 220" in colour
+    # A document's largest attribution in size gets the full shade.
+    assert sum("1.000)" in span.get("style") for span in spans) == len(QUERIES) - 1
+
+
+def test_plot_attention_shows_one_row_of_attributions(fitted):
+    _, pipe = fitted
+    ax = plot_attention(pipe, QUERIES[3], method="integrated_gradients")
+    image = ax.images[0]
+    expected = token_attributions(pipe, QUERIES[3:4], "integrated_gradients")[0]
+    np.testing.assert_allclose(image.get_array(), expected)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["integrated gradients"]
+    # A scale symmetric about 0, whose ends are the largest attribution in size.
+    assert image.norm.vcenter == 0.0
+    assert image.norm.vmax == pytest.approx(np.abs(expected).max())
+    assert image.norm.vmin == pytest.approx(-np.abs(expected).max())
