@@ -87,6 +87,10 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         """A name for each row of :meth:`attention_weights`' arrays (heads, streams)."""
         raise NotImplementedError
 
+    # The method name that sklearn_lama.inspection explains with when given
+    # method=None; each classifier sets the one its benchmark found most faithful.
+    _default_explanation = "attention"
+
     # -------------------------------------------------------------- input
     def _read(self, X, y=None, reset=False):
         """``(adapter, batches, y, budget)``: ``X`` read by its adapter, and the batch budget."""

@@ -14,7 +14,6 @@ from numbers import Integral
 
 import numpy as np
 import torch
-from sklearn.utils import _safe_indexing
 
 __all__ = ["Attention", "IntegratedGradients", "Occlusion", "TokenExplainer", "resolve_method"]
 
@@ -48,8 +47,8 @@ class TokenExplainer:
         ----------
         classifier : estimator
             A fitted classifier of this package.
-        X : TokenSequences
-            Documents, as the classifier takes them.
+        X : TokenSequences or ndarray
+            Documents in the form the classifier takes.
         targets : ndarray of shape (n_documents,)
             The index in ``classes_`` of the class to explain for each
             document; methods that do not explain a class ignore it.
@@ -136,7 +135,7 @@ class _ClassAttribution(TokenExplainer):
         # One pass per explained class: the batches' rows then share their target.
         for target in np.unique(targets):
             rows = np.flatnonzero(targets == target)
-            part = hook(_safe_indexing(X, rows), partial(self._compute, target=int(target)))
+            part = hook(X[rows], partial(self._compute, target=int(target)))
             for row, v in zip(rows, part):
                 values[row] = np.asarray(v, dtype=np.float64)
         return values
