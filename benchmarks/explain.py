@@ -6,7 +6,8 @@ fixed random subset of the test documents (seed 0) by each method: its
 attention, integrated gradients, occlusion, and random token orders as the
 floor. For ``k = 1 ... 10`` the ``k`` top-ranked tokens of every document
 are deleted (all of them from a shorter document) and the drop of the
-predicted class's probability is measured; a method's AOPC (area over the
+predicted class's probability is measured
+(``sklearn_lama.inspection.deletion_curve``); a method's AOPC (area over the
 perturbation curve) is the mean drop over ``k = 1 ... 10`` and the
 documents. The more faithful the ranking, the larger the AOPC: deleting the
 tokens the prediction rested on should hurt it most. Each (corpus, model)
@@ -54,35 +55,6 @@ MAX_K = 10
 TOP_WORDS = 10
 
 
-def _without(sequences, rankings, k):
-    """``sequences`` with the ``k`` first positions of each document's ranking deleted."""
-    from sklearn_lama import TokenSequences
-
-    kept = []
-    for i, order in enumerate(rankings):
-        ids = sequences.document(i)
-        keep = np.ones(len(ids), dtype=bool)
-        keep[order[:k]] = False
-        kept.append(ids[keep])
-    offsets = np.concatenate([[0], np.cumsum([len(ids) for ids in kept])])
-    ids = np.concatenate(kept) if kept else np.zeros(0, np.int32)
-    return TokenSequences(ids, offsets, sequences.tables, sequences.vocabulary_id)
-
-
-def deletion_drops(classifier, sequences, rankings, explained, max_k=MAX_K):
-    """Drop of the explained class's probability after deleting 1 ... ``max_k`` top tokens.
-
-    Returns an array of shape (n_documents, max_k).
-    """
-    rows = np.arange(len(sequences))
-    before = classifier.predict_proba(sequences)[rows, explained]
-    drops = np.empty((len(sequences), max_k))
-    for k in range(1, max_k + 1):
-        after = classifier.predict_proba(_without(sequences, rankings, k))[rows, explained]
-        drops[:, k - 1] = before - after
-    return drops
-
-
 def _summary(values):
     """Mean and its standard error over documents."""
     values = np.asarray(values, dtype=np.float64)
@@ -93,12 +65,7 @@ def cell(
     corpus, model, train_limit, test_limit, overrides, n_steps, random_draws, top_words_limit
 ):
     """Fit one default pipeline, explain a test subset by every method, delete and measure."""
-    from sklearn_lama.inspection import (
-        Attention,
-        IntegratedGradients,
-        Occlusion,
-        top_attended_words,
-    )
+    from sklearn_lama.inspection import IntegratedGradients, deletion_curve, top_attended_words
 
     from ._data import head, load
     from ._models import make
@@ -109,30 +76,24 @@ def cell(
     start = time.perf_counter()
     pipeline.fit(X, y)
     fit_s = time.perf_counter() - start
-    rng = np.random.default_rng(0)
+    rng = np.random.RandomState(0)
     subset = np.sort(rng.choice(len(X_test), size=min(test_limit, len(X_test)), replace=False))
     documents = [X_test[i] for i in subset]
-    sequences = pipeline[:-1].transform(documents)
-    classifier = pipeline[-1]
-    explained = classifier.predict_proba(sequences).argmax(axis=1)
-    integrated = IntegratedGradients() if n_steps is None else IntegratedGradients(n_steps)
+    lengths = pipeline[:-1].transform(documents).lengths
     methods = {
-        "attention": Attention(),
-        "integrated_gradients": integrated,
-        "occlusion": Occlusion(),
+        "attention": "attention",
+        "integrated_gradients": IntegratedGradients()
+        if n_steps is None
+        else IntegratedGradients(n_steps),
+        "occlusion": "occlusion",
     }
     curves, seconds = {}, {}
     for name, method in methods.items():
         start = time.perf_counter()
-        values = method.attribute(classifier, sequences, explained)
+        curves[name] = deletion_curve(pipeline, documents, method, max_k=MAX_K)
         seconds[name] = time.perf_counter() - start
-        # Most positive first: the tokens that raised the predicted class most.
-        rankings = [np.argsort(-method.token_scores(v), kind="stable") for v in values]
-        curves[name] = deletion_drops(classifier, sequences, rankings, explained)
     draws = [
-        deletion_drops(
-            classifier, sequences, [rng.permutation(n) for n in sequences.lengths], explained
-        )
+        deletion_curve(pipeline, documents, "random", max_k=MAX_K, random_state=rng)
         for _ in range(random_draws)
     ]
     curves["random"] = np.mean(draws, axis=0)
@@ -156,9 +117,9 @@ def cell(
         "n_top_words_documents": len(top_texts),
         "fit_s": fit_s,
         "accuracy_explained": float(np.mean(pipeline.predict(documents) == y_test[subset])),
-        "tokens_median": float(np.median(sequences.lengths)),
-        "shorter_than_max_k": float(np.mean(sequences.lengths <= MAX_K)),
-        "attribution_s": seconds,
+        "tokens_median": float(np.median(lengths)),
+        "shorter_than_max_k": float(np.mean(lengths <= MAX_K)),
+        "deletion_s": seconds,
         "curves": {name: curve.mean(axis=0).tolist() for name, curve in curves.items()},
         "aopc": {name: _summary(values) for name, values in aopc.items()},
         "aopc_over_random": {
@@ -248,7 +209,7 @@ def render(payload):
                         f"{mean:.4f} ± {se:.4f}",
                         f"{over[0]:+.4f} ± {over[1]:.4f}" if over else "",
                         " ".join(f"{d:.3f}" for d in r["curves"][m][:: MAX_K // 5 or 1]),
-                        sig(r["attribution_s"][m]) if m in r["attribution_s"] else "",
+                        sig(r["deletion_s"][m]) if m in r["deletion_s"] else "",
                     ]
                 )
         rep.table(
@@ -258,7 +219,7 @@ def render(payload):
                 "AOPC",
                 "over random",
                 f"drop at k = {', '.join(str(k) for k in range(1, MAX_K + 1, MAX_K // 5 or 1))}",
-                "explaining s",
+                "s (explain + delete)",
             ],
             table,
         )

@@ -12,6 +12,8 @@ from sklearn_lama.inspection import (
     Attention,
     IntegratedGradients,
     Occlusion,
+    TokenExplainer,
+    deletion_curve,
     explain,
     plot_attention,
     token_attributions,
@@ -217,3 +219,48 @@ def test_plot_attention_shows_one_row_of_attributions(fitted):
     assert image.norm.vcenter == 0.0
     assert image.norm.vmax == pytest.approx(np.abs(expected).max())
     assert image.norm.vmin == pytest.approx(-np.abs(expected).max())
+
+
+# ------------------------------------------------------------ the deletion test
+class _WordOrder(TokenExplainer):
+    """Ranks the tokens by a fixed list of words, the first word scoring highest."""
+
+    name = "word_order"
+
+    def __init__(self, words, vocabulary):
+        self.words = words
+        self.vocabulary = vocabulary
+
+    def attribute(self, classifier, X, targets):
+        score = {self.vocabulary[w]: len(self.words) - i for i, w in enumerate(self.words)}
+        return [np.array([[score.get(int(t), 0.0) for t in X.document(i)]]) for i in range(len(X))]
+
+
+def test_deletion_curve_deletes_the_top_ranked_tokens(fitted):
+    _, pipe = fitted
+    docs = ["good film and bad plot", "the plot was sad", ""]
+    order = _WordOrder(["bad", "good", "plot", "sad"], pipe[0].vocabulary_)
+    drops = deletion_curve(pipe, docs, order, max_k=3)
+    assert drops.shape == (3, 3)
+    deleted = [
+        ["good film and plot", "film and plot", "film and"],
+        ["the was sad", "the was", "was"],
+        ["", "", ""],
+    ]
+    proba = pipe.predict_proba(docs)
+    explained = proba.argmax(axis=1)
+    for i, texts in enumerate(deleted):
+        after = pipe.predict_proba(texts)[:, explained[i]]
+        np.testing.assert_allclose(drops[i], proba[i, explained[i]] - after, atol=1e-6)
+
+
+def test_deletion_curve_ranks_faithful_methods_above_random(fitted, toy_corpus):
+    _, pipe = fitted
+    docs = list(toy_corpus[0][:40])
+    area = {m: deletion_curve(pipe, docs, m).mean() for m in ("integrated_gradients", "occlusion")}
+    random = deletion_curve(pipe, docs, "random", random_state=0)
+    # Seeded: the same orders again.
+    np.testing.assert_array_equal(random, deletion_curve(pipe, docs, "random", random_state=0))
+    assert min(area.values()) > random.mean()
+    with pytest.raises(ValueError, match="max_k must be a positive int"):
+        deletion_curve(pipe, docs, max_k=0)
