@@ -52,6 +52,8 @@ METHOD_LABELS = {
     "random": "random",
 }
 MAX_K = 10
+# MR's labels are digits (see sklearn_lama.datasets.load_mr).
+CLASS_NAMES = {"mr": {"0": "0 (negative)", "1": "1 (positive)"}}
 TOP_WORDS = 10
 
 
@@ -244,8 +246,10 @@ def render(payload):
                 f"({n} test documents, grouped by true label; ``top_attended_words`` with "
                 "attention and with the model's most faithful method here):"
             )
+            names = CLASS_NAMES.get(corpus, {})
             rep.bullets(
-                f"{label} — {METHOD_LABELS[name]}: {', '.join(words) or '(none)'}"
+                f"{names.get(label, label)} — {METHOD_LABELS[name]}: "
+                f"{', '.join(words) or '(none)'}"
                 for name, entry in r["top_words"].items()
                 for label, words in entry["words"].items()
             )
@@ -264,8 +268,10 @@ def _plotter(rows):
                     style = ":" if m == "random" else "-"
                     ax.plot(k, r["curves"][m], style, marker="o", ms=2.5, label=METHOD_LABELS[m])
                 ax.set_title(f"{corpus}, {LABELS[r['model']]}", fontsize=9)
-                ax.set_xlabel("tokens deleted (k)", fontsize=8)
-                ax.set_ylabel("drop of p(predicted)", fontsize=8)
+                if i == len(corpora) - 1:
+                    ax.set_xlabel("tokens deleted (k)", fontsize=8)
+                if j == 0:
+                    ax.set_ylabel("drop of p(predicted)", fontsize=8)
                 ax.tick_params(labelsize=7)
                 ax.grid(alpha=0.3)
                 if i == 0 and j == 0:
