@@ -231,7 +231,7 @@ class _WordOrder(TokenExplainer):
         self.words = words
         self.vocabulary = vocabulary
 
-    def attribute(self, classifier, X, targets):
+    def attribute(self, classifier, X, targets, task=None):
         score = {self.vocabulary[w]: len(self.words) - i for i, w in enumerate(self.words)}
         return [np.array([[score.get(int(t), 0.0) for t in X.document(i)]]) for i in range(len(X))]
 
@@ -264,3 +264,159 @@ def test_deletion_curve_ranks_faithful_methods_above_random(fitted, toy_corpus):
     assert min(area.values()) > random.mean()
     with pytest.raises(ValueError, match="max_k must be a positive int"):
         deletion_curve(pipe, docs, max_k=0)
+
+
+# ------------------------------------------------------------ 2-D targets
+# Label (and task) 0 is the toy corpus's class; label 1 is whether the
+# document holds "film", a word of both classes.
+def _two_columns(texts, labels):
+    film = np.array(["film" in t.split() for t in texts])
+    return np.asarray(labels) == "pos", film
+
+
+@pytest.fixture(scope="module", params=["lama", "fcsr", "duo"])
+def multilabel(request, toy_corpus):
+    texts, labels = toy_corpus
+    Y = np.stack(_two_columns(texts, labels), axis=1).astype(int)
+    return make_pipeline(request.param, max_epochs=15).fit(texts, Y)
+
+
+@pytest.fixture(scope="module", params=["lama", "fcsr", "duo"])
+def multioutput(request, toy_corpus):
+    texts, labels = toy_corpus
+    positive, film = _two_columns(texts, labels)
+    Y = np.stack([labels, np.where(film, "film", "none")], axis=1).astype(object)
+    Y[::5, 1] = None  # missing labels of the second task
+    return make_pipeline(request.param, max_epochs=15).fit(texts, Y)
+
+
+def _log_odds(proba):
+    return np.log(proba) - np.log1p(-proba)
+
+
+@pytest.mark.parametrize("target", [None, 0, 1])
+def test_multilabel_attributions_explain_one_label(multilabel, target):
+    pipe = multilabel
+    sequences = pipe[:-1].transform(QUERIES)
+    # A label's score is its log-odds, whatever the other labels' logits.
+    scores = _log_odds(pipe[-1].predict_proba(sequences))
+    baseline = _log_odds(pipe[-1].predict_proba(_padding_documents(sequences)))
+    rows = np.arange(len(QUERIES))
+    explained = scores.argmax(axis=1) if target is None else np.full(len(QUERIES), target)
+    difference = scores[rows, explained] - baseline[rows, explained]
+    assert np.abs(difference).max() > 1.0
+    attributions = token_attributions(
+        pipe, QUERIES, IntegratedGradients(n_steps=128), target=target
+    )
+    totals = np.array([a.sum() for a in attributions])
+    np.testing.assert_allclose(totals, difference, rtol=0.01, atol=1e-4)
+    occlusion = token_attributions(pipe, QUERIES[:2], "occlusion", target=target)
+    assert [a.shape for a in occlusion] == [(1, n) for n in sequences.lengths[:2]]
+
+
+@pytest.mark.parametrize("task", [0, 1])
+def test_multioutput_attributions_explain_one_task(multioutput, task):
+    pipe = multioutput
+    sequences = pipe[:-1].transform(QUERIES)
+
+    def centred(X):
+        log_proba = np.log(pipe[-1].predict_proba(X)[task])
+        return log_proba - log_proba.mean(axis=1, keepdims=True)
+
+    scores, baseline = centred(sequences), centred(_padding_documents(sequences))
+    rows = np.arange(len(QUERIES))
+    explained = scores.argmax(axis=1)
+    difference = scores[rows, explained] - baseline[rows, explained]
+    assert np.abs(difference).max() > 1.0
+    attributions = token_attributions(pipe, QUERIES, IntegratedGradients(n_steps=128), task=task)
+    totals = np.array([a.sum() for a in attributions])
+    np.testing.assert_allclose(totals, difference, rtol=0.01, atol=1e-4)
+    label = pipe[-1].classes_[task][0]
+    to_label = token_attributions(pipe, QUERIES, "occlusion", target=label, task=task)
+    assert [a.shape for a in to_label] == [(1, n) for n in sequences.lengths]
+
+
+def test_multilabel_views_explain_the_most_probable_label(multilabel, toy_corpus):
+    pipe = multilabel
+    texts, labels = toy_corpus
+    proba = pipe.predict_proba(QUERIES)
+    explanation = explain(pipe, QUERIES, method="occlusion")
+    np.testing.assert_array_equal(explanation.predicted, proba.argmax(axis=1))
+    np.testing.assert_allclose(explanation.probability, proba.max(axis=1))
+    ax = plot_attention(pipe, QUERIES[0], method="occlusion")
+    assert ax.get_title(loc="left").startswith(f"predicted {proba[0].argmax()} ")
+    # Label 0's group: the positive documents, explained as label 0.
+    Y = np.stack(_two_columns(texts, labels), axis=1).astype(int)
+    table = top_attended_words(pipe, texts, Y, n_words=5, method="occlusion")
+    assert list(table.columns) == [0, 1]
+    # "film", which decides label 1, can raise label 0 too through the shared encoder.
+    assert len(set(table[0]) & POSITIVE) >= 3
+    assert table[1][1] == "film"
+    predicted = top_attended_words(pipe, texts, n_words=5, method="occlusion")
+    assert len(set(predicted[0]) & POSITIVE) >= 3
+    with pytest.raises(ValueError, match=r"y must be an indicator matrix of shape \(120, 2\)"):
+        top_attended_words(pipe, texts, labels)
+    # The deletion test follows the most probable label's own probability.
+    drops = deletion_curve(pipe, QUERIES, "occlusion", max_k=2)
+    sequences = pipe[:-1].transform(QUERIES[-1:])
+    ids = sequences.document(0)
+    top = np.argmax(token_attributions(pipe, QUERIES[-1:], "occlusion")[0][0])
+    shorter = TokenSequences(
+        np.delete(ids, top), np.array([0, len(ids) - 1]), sequences.tables, sequences.vocabulary_id
+    )
+    best = proba[-1].argmax()
+    after = pipe[-1].predict_proba(shorter)[0, best]
+    assert drops[-1, 0] == pytest.approx(proba[-1, best] - after, abs=1e-6)
+
+
+def test_multioutput_views_work_per_task(multioutput, toy_corpus):
+    pipe = multioutput
+    texts, labels = toy_corpus
+    proba = pipe.predict_proba(QUERIES)[1]
+    explanation = explain(pipe, QUERIES, method="integrated_gradients", task=1)
+    np.testing.assert_array_equal(
+        explanation.predicted, pipe[-1].classes_[1][proba.argmax(axis=1)]
+    )
+    ax = plot_attention(pipe, QUERIES[0], method="attention", task=1)
+    assert ax.images[0].get_array().shape[1] == len(pipe[:-1].transform(QUERIES[:1]).document(0))
+    Y = np.stack([labels, labels], axis=1).astype(object)
+    Y[::4, 0] = None
+    table = top_attended_words(pipe, texts, Y, n_words=5, method="occlusion", task=0)
+    assert list(table.columns) == ["neg", "pos"]
+    assert set(table["pos"]) <= POSITIVE and set(table["neg"]) <= NEGATIVE
+    task_labels = top_attended_words(pipe, texts, labels, n_words=5, method="occlusion", task=0)
+    assert set(task_labels["pos"]) <= POSITIVE
+    drops = deletion_curve(pipe, QUERIES, "random", max_k=3, random_state=0, task=1)
+    assert drops.shape == (len(QUERIES), 3)
+
+
+def test_multioutput_views_need_a_valid_task(multioutput, toy_corpus):
+    pipe = multioutput
+    texts, labels = toy_corpus
+    calls = [
+        lambda **kw: token_attributions(pipe, QUERIES, "attention", **kw),
+        lambda **kw: token_attributions(pipe, QUERIES, "integrated_gradients", **kw),
+        lambda **kw: explain(pipe, QUERIES, **kw),
+        lambda **kw: plot_attention(pipe, QUERIES[0], **kw),
+        lambda **kw: top_attended_words(pipe, texts, **kw),
+        lambda **kw: deletion_curve(pipe, QUERIES, "occlusion", **kw),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"multi-output y \(2 tasks.*pass task=k"):
+            call()
+        with pytest.raises(ValueError, match=r"task must be in \[0, 2\)"):
+            call(task=2)
+        with pytest.raises(ValueError, match="task must be an int"):
+            call(task=True)
+    with pytest.raises(ValueError, match=r"target holds labels \['pos'\]"):
+        token_attributions(pipe, QUERIES, "occlusion", target="pos", task=1)
+    with pytest.raises(ValueError, match=r"y must have shape \(120, 2\)"):
+        top_attended_words(pipe, texts, np.stack([labels] * 3, axis=1), task=0)
+
+
+def test_task_is_refused_without_a_multi_output_y(fitted, multilabel):
+    for pipe in (fitted[1], multilabel):
+        with pytest.raises(ValueError, match="task=0 applies to a classifier fitted on a multi"):
+            token_attributions(pipe, QUERIES, "occlusion", task=0)
+        with pytest.raises(ValueError, match="task=0 applies"):
+            top_attended_words(pipe, QUERIES, task=0)

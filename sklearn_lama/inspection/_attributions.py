@@ -3,16 +3,22 @@
 from ._attention import attend
 
 
-def token_attributions(pipeline, documents, method=None, *, target=None):
+def token_attributions(pipeline, documents, method=None, *, target=None, task=None):
     """How much each token of each document counts, by ``method``.
 
     The same convention as the classifiers' ``attention_weights``: per
     document an array over the tokens the vectorizer kept, padding excluded.
     Integrated gradients and occlusion give one row, the tokens'
     attributions to the explained class (its centred logit ``z_c - mean_k
-    z_k``, see :class:`IntegratedGradients` and :class:`Occlusion`);
-    attention gives the classifier's rows (heads, streams), whatever the
-    class.
+    z_k``, or a label's log-odds for a multi-label classifier, see
+    :class:`IntegratedGradients` and :class:`Occlusion`); attention gives
+    the classifier's rows (heads, streams), whatever the class.
+
+    For a classifier fitted on a 2-D ``y``: with an indicator matrix
+    (multi-label), the attributions are to one label per document, by
+    default its most probable one (its predicted label when it has any),
+    or the label ``target`` names; with one column per task (multi-output),
+    to a class of the task ``task``, which must be given.
 
     Parameters
     ----------
@@ -30,8 +36,14 @@ def token_attributions(pipeline, documents, method=None, *, target=None):
         most faithful one in the deletion benchmark (see the user guide).
     target : label or array-like of shape (n_documents,), default=None
         The class to explain: one label for every document, or one per
-        document, from ``classes_``; ``None`` explains each document's
-        predicted class. Attention ignores it.
+        document, from ``classes_`` (from ``classes_[task]`` for a
+        multi-output classifier; a label's column index for a multi-label
+        one); ``None`` explains each document's most probable class (or
+        label). Attention ignores it.
+    task : int, default=None
+        For a classifier fitted on a multi-output ``y`` (one column per task,
+        ``classes_`` a list), the task (column of ``y``) to explain; it must
+        be given there, and left ``None`` for any other classifier.
 
     Returns
     -------
@@ -61,4 +73,4 @@ def token_attributions(pipeline, documents, method=None, *, target=None):
     >>> [a.shape for a in token_attributions(pipe, ["a great film"], "attention")]
     [(2, 3)]
     """
-    return attend(pipeline, documents, method, target, targets_name="target").weights
+    return attend(pipeline, documents, method, target, targets_name="target", task=task).weights

@@ -28,7 +28,9 @@ class Explanation:
         The method's values for each document: the classifier's
         ``attention_weights``, or one row of attributions.
     predicted : ndarray of shape (n_documents,)
-        Predicted class of each document.
+        Predicted class of each document: its most probable class (of the
+        task explained, for a multi-output classifier; its most probable
+        label for a multi-label one), the class the attributions explain.
     probability : ndarray of shape (n_documents,)
         Probability of the predicted class.
     method : TokenExplainer, default=None
@@ -95,7 +97,7 @@ def _colour(shade):
     return f"rgba({rgb}, {abs(shade):.3f})"
 
 
-def explain(pipeline, documents, method=None):
+def explain(pipeline, documents, method=None, *, task=None):
     """Show which words led a fitted pipeline to its prediction.
 
     Parameters
@@ -111,7 +113,14 @@ def explain(pipeline, documents, method=None):
         What shades the words: the attention, or the tokens' attributions to
         the predicted class. ``None`` is the classifier's default
         explanation, the most faithful one in the deletion benchmark (see
-        the user guide).
+        the user guide). Attributions explain each document's most probable
+        class; for a multi-label classifier, its most probable label (see
+        :func:`token_attributions` to explain another label).
+    task : int, default=None
+        For a classifier fitted on a multi-output ``y`` (one column per task,
+        ``classes_`` a list), the task (column of ``y``) whose prediction is
+        explained; it must be given there, and left ``None`` for any other
+        classifier.
 
     Returns
     -------
@@ -142,7 +151,7 @@ def explain(pipeline, documents, method=None):
     >>> explanation.to_html().startswith('<div class="sklearn-lama-explanation">')
     True
     """
-    attended = attend(pipeline, documents, method)
+    attended = attend(pipeline, documents, method, task=task)
     best = attended.targets
     return Explanation(
         tokens=attended.tokens,

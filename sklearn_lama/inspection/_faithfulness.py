@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ..text._sequences import TokenSequences
-from ._attention import read_documents
+from ._attention import read_documents, task_proba
 from ._methods import resolve_method
 
 
@@ -23,7 +23,7 @@ def _delete(sequences, rankings, k):
     return TokenSequences(ids, offsets, sequences.tables, sequences.vocabulary_id)
 
 
-def deletion_curve(pipeline, documents, method=None, *, max_k=10, random_state=None):
+def deletion_curve(pipeline, documents, method=None, *, max_k=10, random_state=None, task=None):
     """Drop of the predicted class's probability as the top-ranked tokens are deleted.
 
     The deletion test of an explanation: each document's tokens are ranked
@@ -35,6 +35,11 @@ def deletion_curve(pipeline, documents, method=None, *, max_k=10, random_state=N
     falls; ``method="random"`` ranks the tokens in a random order, the
     floor that any explanation should clear. The mean of the curve over
     ``k`` and the documents is the AOPC (area over the perturbation curve).
+
+    The explained class is each document's most probable class: for a
+    multi-label classifier its most probable label (the drop is that
+    label's own probability), for a multi-output one the most probable
+    class of ``task``.
 
     Parameters
     ----------
@@ -52,6 +57,10 @@ def deletion_curve(pipeline, documents, method=None, *, max_k=10, random_state=N
         Tokens deleted at most.
     random_state : int, RandomState instance or None, default=None
         Draws the orders of ``method="random"``; the other methods ignore it.
+    task : int, default=None
+        For a classifier fitted on a multi-output ``y`` (one column per task),
+        the task (column of ``y``) whose predicted class is explained; it
+        must be given there, and left ``None`` for any other classifier.
 
     Returns
     -------
@@ -86,21 +95,23 @@ def deletion_curve(pipeline, documents, method=None, *, max_k=10, random_state=N
     """
     if not isinstance(max_k, Integral) or isinstance(max_k, bool) or max_k < 1:
         raise ValueError(f"max_k must be a positive int; got {max_k!r}.")
-    _, sequences, classifier = read_documents(pipeline, documents)
+    _, sequences, classifier, task = read_documents(pipeline, documents, task)
+    random = isinstance(method, str) and method == "random"
+    if not random:
+        method = resolve_method(method, classifier)
     rows = np.arange(len(sequences))
-    proba = classifier.predict_proba(sequences)
+    proba = task_proba(classifier, sequences, task)
     explained = proba.argmax(axis=1)
-    if isinstance(method, str) and method == "random":
+    if random:
         rng = check_random_state(random_state)
         rankings = [rng.permutation(n) for n in sequences.lengths]
     else:
-        method = resolve_method(method, classifier)
-        values = method.attribute(classifier, sequences, explained)
+        values = method.attribute(classifier, sequences, explained, task=task)
         # A stable sort: equal scores keep the order of the tokens.
         rankings = [np.argsort(-method.token_scores(v), kind="stable") for v in values]
     before = proba[rows, explained]
     drops = np.empty((len(sequences), max_k))
     for k in range(1, max_k + 1):
-        after = classifier.predict_proba(_delete(sequences, rankings, k))[rows, explained]
+        after = task_proba(classifier, _delete(sequences, rankings, k), task)[rows, explained]
         drops[:, k - 1] = before - after
     return drops

@@ -3,10 +3,12 @@
 Each method turns a fitted classifier and its input into one array per
 document over its tokens, the shape of ``attention_weights``. The
 attributions (integrated gradients, occlusion) explain one class per
-document, its *target*, through the class's centred logit ``z_c - mean_k
-z_k``: the softmax gives the same probabilities whatever constant is added to
-every logit, so this is the part of the class's score that moves its
-probability. With two classes it is half the log-odds of the class.
+document, its *target*, through the class's score that moves its
+probability (``target_encoder_.class_scores``): the centred logit ``z_c -
+mean_k z_k`` of a softmax over the classes (or over one task's classes of a
+multi-output classifier), since the softmax is the same whatever constant
+is added to every logit; a label's log-odds ``z_c`` for a multi-label
+classifier, one sigmoid per label.
 """
 
 from functools import partial
@@ -16,12 +18,6 @@ import numpy as np
 import torch
 
 __all__ = ["Attention", "IntegratedGradients", "Occlusion", "TokenExplainer", "resolve_method"]
-
-
-def _centred_logit(logits, target):
-    """``z_target - mean_k z_k`` of every row of ``logits`` (B, n_classes)."""
-    logits = logits.float()
-    return logits[:, target] - logits.mean(dim=1)
 
 
 class TokenExplainer:
@@ -40,7 +36,7 @@ class TokenExplainer:
     #: What the values of the rows are, for colour bars.
     value_label = None
 
-    def attribute(self, classifier, X, targets):
+    def attribute(self, classifier, X, targets, task=None):
         """One array ``(n_rows, n_tokens_i)`` per document of ``X``.
 
         Parameters
@@ -50,8 +46,13 @@ class TokenExplainer:
         X : TokenSequences or ndarray
             Documents in the form the classifier takes.
         targets : ndarray of shape (n_documents,)
-            The index in ``classes_`` of the class to explain for each
-            document; methods that do not explain a class ignore it.
+            The index in ``classes_`` (in ``classes_[task]`` for a
+            multi-output classifier; the label's column for a multi-label
+            one) of the class to explain for each document; methods that do
+            not explain a class ignore it.
+        task : int, default=None
+            The task of a multi-output classifier whose classes ``targets``
+            index; ``None`` for any other classifier.
 
         Returns
         -------
@@ -97,7 +98,7 @@ class Attention(TokenExplainer):
     signed = False
     value_label = "attention weight"
 
-    def attribute(self, classifier, X, targets):
+    def attribute(self, classifier, X, targets, task=None):
         return [np.asarray(w, dtype=np.float64) for w in classifier.attention_weights(X)]
 
     def token_scores(self, rows):
@@ -120,9 +121,9 @@ class Attention(TokenExplainer):
 class _ClassAttribution(TokenExplainer):
     """A method that explains one class per document, one row per document."""
 
-    value_label = "attribution to the explained class (centred logit)"
+    value_label = "attribution to the explained class"
 
-    def attribute(self, classifier, X, targets):
+    def attribute(self, classifier, X, targets, task=None):
         hook = getattr(classifier, "_per_token", None)
         if hook is None:
             raise TypeError(
@@ -130,18 +131,23 @@ class _ClassAttribution(TokenExplainer):
                 f"FCSRClassifier, DuoClassifier); {type(classifier).__name__} only offers "
                 "attention: use method='attention'."
             )
+        class_scores = classifier.target_encoder_.class_scores
         targets = np.asarray(targets)
         values = [None] * len(targets)
         # One pass per explained class: the batches' rows then share their target.
         for target in np.unique(targets):
             rows = np.flatnonzero(targets == target)
-            part = hook(X[rows], partial(self._compute, target=int(target)))
+
+            def score(logits, target=int(target)):
+                return class_scores(logits.float(), task)[:, target]
+
+            part = hook(X[rows], partial(self._compute, score=score))
             for row, v in zip(rows, part):
                 values[row] = np.asarray(v, dtype=np.float64)
         return values
 
-    def _compute(self, network, inputs, target):
-        """The ``(B, 1, T)`` attributions of one padded batch to class ``target``."""
+    def _compute(self, network, inputs, score):
+        """The ``(B, 1, T)`` attributions of one padded batch to ``score(logits)``, ``(B,)``."""
         raise NotImplementedError
 
 
@@ -151,9 +157,12 @@ class IntegratedGradients(_ClassAttribution):
     A token's attribution is ``sum_d (x_td - x'_td) * integral_0^1 dF/dx_td
     (x' + a (x - x')) da``, summed over the dimensions ``d`` of every vector
     the model's core reads for the token, with ``F`` the explained class's
-    centred logit, ``x`` the document's vectors and ``x'`` the baseline. By
-    the method's completeness, a document's attributions add up to ``F(x) -
-    F(x')``.
+    score, ``x`` the document's vectors and ``x'`` the baseline. The score
+    is the class's centred logit ``z_c - mean_k z_k`` (over one task's
+    classes for a multi-output classifier), the part of its logit that
+    moves its probability; for a multi-label classifier, the label's
+    log-odds ``z_c``. By the method's completeness, a document's
+    attributions add up to ``F(x) - F(x')``.
 
     The baseline is the zero vector at every token of the document, with the
     document's length and mask unchanged: the padding row of the
@@ -207,11 +216,11 @@ class IntegratedGradients(_ClassAttribution):
                 f"IntegratedGradients' n_steps must be a positive int; got {self.n_steps!r}."
             )
 
-    def attribute(self, classifier, X, targets):
+    def attribute(self, classifier, X, targets, task=None):
         self._check()
-        return super().attribute(classifier, X, targets)
+        return super().attribute(classifier, X, targets, task)
 
-    def _compute(self, network, inputs, target):
+    def _compute(self, network, inputs, score):
         # Gauss-Legendre nodes and weights, moved from [-1, 1] to [0, 1].
         nodes, weights = np.polynomial.legendre.leggauss(self.n_steps)
         nodes, weights = (nodes + 1) / 2, weights / 2
@@ -228,7 +237,7 @@ class IntegratedGradients(_ClassAttribution):
                 point = tuple((b + node * d).requires_grad_() for b, d in zip(baseline, delta))
                 logits, _ = network.classify(point if streams else point[0], mask)
                 # Rows are independent: the gradient of their sum is each row's gradient.
-                grads = torch.autograd.grad(_centred_logit(logits, target).sum(), point)
+                grads = torch.autograd.grad(score(logits).sum(), point)
                 for total, grad in zip(integral, grads):
                     total.add_(grad.float(), alpha=weight)
         attribution = sum((total * d).sum(dim=-1) for total, d in zip(integral, delta))
@@ -239,7 +248,8 @@ class Occlusion(_ClassAttribution):
     """How much the explained class's score falls when one token is removed.
 
     A token's attribution is ``F(x) - F(x without the token)``, ``F`` the
-    explained class's centred logit: the token is deleted from the document
+    explained class's score as for :class:`IntegratedGradients` (the
+    centred logit, or a label's log-odds): the token is deleted from the document
     (the tokens after it move up one place, the word pair across the gap
     becomes a pair of its own), as the deletion test of the faithfulness
     benchmark deletes tokens. A positive attribution means the token raised
@@ -270,10 +280,10 @@ class Occlusion(_ClassAttribution):
 
     name = "occlusion"
 
-    def _compute(self, network, inputs, target):
+    def _compute(self, network, inputs, score):
         key = "ids" if "ids" in inputs else "x"
         values, lengths = inputs[key], inputs["lengths"]
-        full = _centred_logit(network(**inputs)[0], target)
+        full = score(network(**inputs)[0])
         gap = torch.zeros_like(values[:, :1])
         drops = []
         for t in range(values.shape[1]):
@@ -282,7 +292,7 @@ class Occlusion(_ClassAttribution):
             removed = torch.cat([values[:, :t], values[:, t + 1 :], gap], dim=1)
             shorter = (lengths - (lengths > t).to(lengths.dtype)).clamp_min(1)
             logits = network(**{key: removed, "lengths": shorter})[0]
-            drops.append(full - _centred_logit(logits, target))
+            drops.append(full - score(logits))
         return torch.stack(drops, dim=1).unsqueeze(1)
 
 

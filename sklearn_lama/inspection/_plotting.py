@@ -21,7 +21,9 @@ def _pyplot():
     return pyplot
 
 
-def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r", method=None):
+def plot_attention(
+    pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r", method=None, task=None
+):
     """Heat-map of a document's explanation: one column per token, one row per head or stream.
 
     With ``method="attention"``, row ``j`` is the attention distribution of
@@ -36,7 +38,9 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r
     ``"occlusion"``, the one row holds the tokens' attributions to the
     predicted class, on a scale symmetric about 0 (white): red tokens raise
     the class, blue ones lower it. The title gives the predicted class and
-    its probability.
+    its probability. For a multi-label classifier the explained class is
+    the document's most probable label; for a multi-output one, the
+    predicted class of ``task``.
 
     Parameters
     ----------
@@ -57,6 +61,11 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r
             TokenExplainer or None, default=None
         What to show; ``None`` is the classifier's default explanation, the
         most faithful one in the deletion benchmark (see the user guide).
+    task : int, default=None
+        For a classifier fitted on a multi-output ``y`` (one column per task,
+        ``classes_`` a list), the task (column of ``y``) whose prediction is
+        explained; it must be given there, and left ``None`` for any other
+        classifier.
 
     Returns
     -------
@@ -103,7 +112,7 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r
     plt = _pyplot()
     from matplotlib.colors import TwoSlopeNorm
 
-    attended = attend(pipeline, [document], method)
+    attended = attend(pipeline, [document], method, task=task)
     tokens, weights, method = attended.tokens[0], attended.weights[0], attended.method
     if not tokens:
         raise ValueError(
@@ -134,9 +143,10 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r
     ax.set_xticks(range(len(tokens)), tokens, rotation=90)
     ax.set_yticks(range(weights.shape[0]), attended.row_labels[: weights.shape[0]])
     ax.tick_params(length=0)
-    proba = attended.proba[0]
-    best = int(np.argmax(proba))
-    ax.set_title(f"predicted {attended.classes[best]} (p = {proba[best]:.2f})", loc="left")
+    best = attended.targets[0]
+    ax.set_title(
+        f"predicted {attended.classes[best]} (p = {attended.proba[0, best]:.2f})", loc="left"
+    )
     colorbar = ax.figure.colorbar(image, ax=ax, label=method.value_label, pad=0.01)
     colorbar.ax.axhline(centre, color="0.3", linewidth=0.8)
     return ax
