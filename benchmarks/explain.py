@@ -196,9 +196,9 @@ def best_methods(rows):
 def render(payload):
     cfg, rows = payload["config"], payload["results"]
     rep = Report(payload["name"], "Faithfulness of the explanations: deletion test and AOPC")
-    rep.text(__doc__.split("\n\n", 1)[1].replace("\n", " "))
     if cfg.get("note"):
         rep.text(cfg["note"])
+    rep.text(__doc__.split("\n\n", 1)[1].replace("\n", " "))
     steps = cfg["n_steps"] or "default"
     rep.text(
         f"Integrated gradients with n_steps={steps}; random: {cfg['random_draws']} random "
