@@ -85,8 +85,8 @@ ax.legend()
 
 # %%
 # The methods whose curve climbs fastest are the ones to read: deleting the
-# words they put first changes the model's mind. Attention stays close to the
-# random floor, so its heat-maps are not evidence of what the model used.
+# words they put first changes the model's mind. Where attention's curve stays
+# near the random floor, its heat-maps are not evidence of what the model used.
 for method, curve in curves.items():
     print(f"{method:>22s}: AOPC {curve.mean():.3f}")
 
