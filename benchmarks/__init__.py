@@ -10,7 +10,9 @@ Parts (each also runs alone, e.g. ``python -m benchmarks peers --size full``):
   (Mehta & Rangwala));
 * ``peers``: accuracy, fit time, throughput and latency of every estimator
   against TF-IDF + LogisticRegression and fastText on R8, MR or a user corpus;
-* ``scaling``: fit time and peak memory as the corpus grows, per token.
+* ``scaling``: fit time and peak memory as the corpus grows, per token;
+* ``explain``: faithfulness of attention, integrated gradients and occlusion
+  (deletion test, AOPC) on R8 and MR, with each class's top words.
 
 Every comparison is measured side by side in one run and reported as ratios;
 each part writes ``<name>.json``, ``<name>.md``, ``<name>.rst`` (for the docs)

@@ -13,6 +13,7 @@ import time
 from . import (
     accuracy,
     cost,
+    explain,
     export,
     multilabel,
     params,
@@ -40,6 +41,7 @@ PARTS = {
     "speed": speed,
     "select": select,
     "export": export,
+    "explain": explain,
 }
 
 

@@ -84,4 +84,6 @@ colorbar = fig.colorbar(image, ax=ax)
 # (Eq. 2). Each sums to one over the sentence.
 best = np.unravel_index(np.nanargmax(scores), scores.shape)
 print(f"best couple: S = {order[best[0]]}, P = {order[best[1]]} ({scores[best]:.3f})")
-ax = plot_attention(pipes[best], "an uneven but often hilarious and touching comedy")
+ax = plot_attention(
+    pipes[best], "an uneven but often hilarious and touching comedy", method="attention"
+)

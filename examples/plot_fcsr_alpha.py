@@ -66,5 +66,7 @@ legend = ax.legend()
 best = max(accuracy, key=accuracy.get)
 pipe = make_pipeline(vectorizer, models[best])
 ax = plot_attention(
-    pipe, "the plot is thin and predictable , yet the performances are a joy to watch"
+    pipe,
+    "the plot is thin and predictable , yet the performances are a joy to watch",
+    method="attention",
 )

@@ -46,10 +46,14 @@ print(f"test accuracy {pipe.score(test_texts, test_labels):.3f}")
 # one; white is the uniform weight, red more, blue less. Trained on a
 # subsample for six epochs, some heads stay close to uniform while others pick
 # out a few words on either side of the contrast.
-ax = plot_attention(pipe, "the acting is wooden and the plot is a mess , but the music is lovely")
+ax = plot_attention(
+    pipe,
+    "the acting is wooden and the plot is a mess , but the music is lovely",
+    method="attention",
+)
 
 # %%
-ax = plot_attention(pipe, "a gorgeous , witty and deeply moving film")
+ax = plot_attention(pipe, "a gorgeous , witty and deeply moving film", method="attention")
 
 # %%
 # Highlighted sentences
@@ -57,7 +61,7 @@ ax = plot_attention(pipe, "a gorgeous , witty and deeply moving film")
 # :func:`~sklearn_lama.inspection.explain` shades each word by its attention
 # (averaged over heads) and gives the predicted class with its probability. In
 # a notebook the object displays itself; here it is rendered the same way.
-explain(pipe, [test_texts[i] for i in range(6)])
+explain(pipe, [test_texts[i] for i in range(6)], method="attention")
 
 # %%
 # Top attended words per class
@@ -67,5 +71,8 @@ explain(pipe, [test_texts[i] for i in range(6)])
 # occurrences in the test sentences of each true class. With a model this
 # small, whose heads stay close to uniform, the ranking is noisy; the topics
 # of :ref:`Reuters R8 <sphx_glr_auto_examples_plot_lama_r8.py>` give a
-# clearer table.
-top_attended_words(pipe, test_texts, test_labels, n_words=12)
+# clearer table. Attention shows where the model pooled, not what its
+# prediction rests on: :ref:`sphx_glr_auto_examples_plot_which_explanation.py`
+# measures which explanation to trust, and without ``method=`` these
+# functions use the classifier's most faithful one.
+top_attended_words(pipe, test_texts, test_labels, n_words=12, method="attention")

@@ -52,7 +52,7 @@ print(f"test accuracy {pipe.score(test_texts, test_labels):.3f}")
 # each topic (at least 5 of them). As in the paper's table, the vocabulary of
 # each beat comes up (rates and banks for money-fx, Japan and the European
 # Community for trade), next to frequent words of no obvious meaning.
-top_attended_words(pipe, test_texts, test_labels, n_words=10)
+top_attended_words(pipe, test_texts, test_labels, n_words=10, method="attention")
 
 # %%
 # Eight heads over one newswire
@@ -65,7 +65,7 @@ ship = next(
     for text, label, guess in zip(test_texts, test_labels, predicted)
     if label == guess == "ship" and len(text.split()) > 45
 )
-ax = plot_attention(pipe, ship, max_tokens=45)
+ax = plot_attention(pipe, ship, max_tokens=45, method="attention")
 
 # %%
 # Training curves

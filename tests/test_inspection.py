@@ -162,7 +162,7 @@ def test_top_attended_words_without_pandas_is_a_dict(fitted, monkeypatch):
 
 def test_top_attended_words_checks_its_input(fitted):
     _, pipe = fitted
-    with pytest.raises(ValueError, match="y has 1 labels but X has 40 documents"):
+    with pytest.raises(ValueError, match="y has 1 labels but there are 40 documents"):
         top_attended_words(pipe, DOCS, ["pos"])
     with pytest.raises(ValueError, match="n_words"):
         top_attended_words(pipe, DOCS, n_words=0)
@@ -175,13 +175,32 @@ def test_top_attended_words_checks_its_input(fitted):
 # ------------------------------------------------------------ plots
 def test_plot_attention_one_row_per_head(fitted):
     kind, pipe = fitted
-    ax = plot_attention(pipe, "a good great film , truly nice")
+    ax = plot_attention(pipe, "a good great film , truly nice", method="attention")
     image = ax.images[0].get_array()
     assert image.shape == (N_ROWS[kind], 7)
     np.testing.assert_allclose(image.sum(axis=1), 1.0, rtol=1e-5)
     assert [t.get_text() for t in ax.get_xticklabels()] == DOCS[0].split()
     assert [t.get_text() for t in ax.get_yticklabels()] == ROW_LABELS[kind]
     assert ax.get_title(loc="left").startswith("predicted ")
+
+
+def test_plot_attention_defaults_to_the_classifier_s_explanation(fitted):
+    _, pipe = fitted
+    default = type(pipe[-1])._default_explanation
+    ax = plot_attention(pipe, DOCS[0])
+    chosen = plot_attention(pipe, DOCS[0], method=default)
+    np.testing.assert_array_equal(ax.images[0].get_array(), chosen.images[0].get_array())
+    assert ax.images[0].colorbar.ax.get_ylabel() == chosen.images[0].colorbar.ax.get_ylabel()
+
+
+def test_a_foreign_classifier_is_explained_by_attention_only():
+    docs = ["key up one", "down one two"] * 5
+    vectorizer = Word2VecVectorizer(vector_size=4, min_count=1, random_state=0).fit(docs)
+    pipe = make_pipeline(vectorizer, _StubClassifier(vectorizer).fit())
+    # Its default is attention; attributions need the package's per-token hook.
+    assert explain(pipe, docs[:1]).weights[0].shape == (2, 3)
+    with pytest.raises(TypeError, match="use method='attention'"):
+        explain(pipe, docs[:1], method="integrated_gradients")
 
 
 def test_plot_attention_names_the_rows_of_a_foreign_classifier():

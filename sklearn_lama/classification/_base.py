@@ -87,6 +87,10 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         """A name for each row of :meth:`attention_weights`' arrays (heads, streams)."""
         raise NotImplementedError
 
+    # The method name that sklearn_lama.inspection explains with when given
+    # method=None; each classifier sets the one its benchmark found most faithful.
+    _default_explanation = "attention"
+
     # -------------------------------------------------------------- input
     def _read(self, X, y=None, reset=False):
         """``(adapter, batches, y, budget)``: ``X`` read by its adapter, and the batch budget."""
@@ -472,13 +476,27 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             embedded, mask = network.embed(**inputs)
             return network.core.token_attention(embedded, mask)
 
+        return self._per_token(X, compute)
+
+    def _per_token(self, X, compute):
+        """Per-document arrays ``(n_rows, n_tokens_i)`` of ``compute(network, inputs)``.
+
+        The hook through which :mod:`sklearn_lama.inspection` reads a fitted
+        model token by token. ``compute`` gets the fitted
+        :class:`~sklearn_lama.modules.SequenceNetwork` and one padded batch
+        (``lengths`` and ``ids`` or ``x``, on the net's device) and returns a
+        ``(B, n_rows, T)`` tensor; padded positions are cut off. It runs on the
+        batches of :meth:`predict_proba`, in eval mode and without gradients
+        (``compute`` enables them where it needs them).
+        """
+
         def collect(batches, pairs):
-            attention = [None] * len(batches)
-            for rows, weights in pairs:
-                weights = weights.cpu().numpy()
-                for row, w in zip(rows, weights):
-                    attention[row] = w[:, : batches.lengths[row]]
-            return attention
+            values = [None] * len(batches)
+            for rows, output in pairs:
+                output = output.cpu().numpy()
+                for row, v in zip(rows, output):
+                    values[row] = v[:, : batches.lengths[row]]
+            return values
 
         return self._run(X, compute, collect)
 

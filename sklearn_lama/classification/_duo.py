@@ -242,6 +242,10 @@ class DuoClassifier(BaseSequenceClassifier):
                 "permitting), or use n_layers=0, whose memory is linear in the length."
             )
 
+    # What sklearn_lama.inspection explains with by default (method=None): the
+    # most faithful method of the deletion benchmark (benchmarks/results/explain.md).
+    _default_explanation = "integrated_gradients"
+
     def _attention_row_labels(self):
         # Eq. 1 scores S and pools P into a^P; Eq. 2 the other way round.
         return ["a^P (scores on S)", "a^S (scores on P)"]

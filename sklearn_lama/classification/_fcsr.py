@@ -192,6 +192,10 @@ class FCSRClassifier(BaseSequenceClassifier):
             window=self.context_window,
         )
 
+    # What sklearn_lama.inspection explains with by default (method=None): the
+    # most faithful method of the deletion benchmark (benchmarks/results/explain.md).
+    _default_explanation = "integrated_gradients"
+
     def _attention_row_labels(self):
         return ["attention"]
 

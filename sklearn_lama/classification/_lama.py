@@ -236,5 +236,9 @@ class LAMAClassifier(BaseSequenceClassifier):
             core.encoder.chunk_length = self.chunk_length
         return core
 
+    # What sklearn_lama.inspection explains with by default (method=None): the
+    # most faithful method of the deletion benchmark (benchmarks/results/explain.md).
+    _default_explanation = "integrated_gradients"
+
     def _attention_row_labels(self):
         return [f"head {j + 1}" for j in range(self.n_heads)]

@@ -238,6 +238,18 @@ class SingleLabel:
     def predict(self, logits):
         return self.classes[np.argmax(logits, axis=1)]
 
+    # ---------------------------------------------------------- inspection
+    def class_scores(self, logits, task=None):
+        """The score of each class that explanations attribute: its centred logit.
+
+        ``z_c - mean_k z_k`` of a batch's logits (a torch tensor ``(B,
+        n_classes)``): the softmax is the same whatever constant is added to
+        every logit, so this is the part of the class's score that moves
+        its probability; with two classes, half the log-odds of the class.
+        ``task`` is for :class:`MultiOutput` and unused here.
+        """
+        return logits - logits.mean(dim=1, keepdim=True)
+
     # ---------------------------------------------------------- persistence
     def export(self):
         return {"kind": type(self).__name__, "classes": _classes_state(self.classes)}
@@ -354,6 +366,10 @@ class MultiLabel:
     def predict(self, logits):
         """The labels of probability above 0.5, as an int indicator matrix."""
         return (logits > 0).astype(np.int64)
+
+    def class_scores(self, logits, task=None):
+        """Each label's log-odds, the logits themselves: one sigmoid per label."""
+        return logits
 
     def export(self):
         return {"kind": type(self).__name__, "n_labels": self.n_labels}
@@ -547,6 +563,16 @@ class MultiOutput:
         for k, block in enumerate(self._blocks(logits)):
             labels[:, k] = self.classes[k][block.argmax(axis=1)]
         return labels
+
+    def class_scores(self, logits, task=None):
+        """The centred logits of task ``task``'s classes, ``(B, n_classes_task)``.
+
+        As :meth:`SingleLabel.class_scores`, within the task's block of the
+        logits (a torch tensor ``(B, n_outputs)``).
+        """
+        start = sum(self.sizes[:task])
+        block = logits[:, start : start + self.sizes[task]]
+        return block - block.mean(dim=1, keepdim=True)
 
     def export(self):
         return {

@@ -1,4 +1,8 @@
-"""Which words a fitted model looked at: attention tables, plots and notebook highlights.
+"""Which words a fitted model looked at and which ones its predictions rest on.
+
+Attention weights, attributions (integrated gradients, occlusion) and the
+deletion test of their faithfulness, as arrays, tables, plots and notebook
+highlights.
 
 Every function takes a fitted :class:`~sklearn.pipeline.Pipeline` whose last
 step is one of this package's classifiers and whose earlier steps turn raw
@@ -9,14 +13,23 @@ text into :class:`~sklearn_lama.TokenSequences` (a
 not.
 """
 
+from ._attributions import token_attributions
 from ._explain import Explanation, explain
+from ._faithfulness import deletion_curve
+from ._methods import Attention, IntegratedGradients, Occlusion, TokenExplainer
 from ._plotting import plot_attention, plot_training_curves
 from ._top_words import top_attended_words
 
 __all__ = [
+    "Attention",
     "Explanation",
+    "IntegratedGradients",
+    "Occlusion",
+    "TokenExplainer",
+    "deletion_curve",
     "explain",
     "plot_attention",
     "plot_training_curves",
+    "token_attributions",
     "top_attended_words",
 ]

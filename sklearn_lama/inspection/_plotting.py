@@ -1,4 +1,4 @@
-"""Matplotlib figures: attention heat-maps and training curves (matplotlib imported lazily)."""
+"""Matplotlib figures: explanation heat-maps and training curves (matplotlib imported lazily)."""
 
 from numbers import Integral
 
@@ -21,18 +21,26 @@ def _pyplot():
     return pyplot
 
 
-def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r"):
-    """Heat-map of a document's attention: one row per head or stream, one column per token.
+def plot_attention(
+    pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r", method=None, task=None
+):
+    """Heat-map of a document's explanation: one column per token, one row per head or stream.
 
-    Row ``j`` is the attention distribution of head ``j`` (LAMA's ``A``, Eq.
-    13), of one direction of the Duo head (``a^P``'s weights, scored on
-    ``S``, Eq. 1, and ``a^S``'s, scored on ``P``, Eq. 2) or FCSR's feature
-    attention averaged over features (one row), over the tokens the
-    vectorizer kept. Each row sums to 1. The colours are centred on the
-    uniform weight ``1 / n_tokens`` (white, marked on the colour bar): red
-    tokens get more attention than a uniform average would give them, blue
-    ones less, and the ends of the scale are the document's extreme weights.
-    The title gives the predicted class and its probability.
+    With ``method="attention"``, row ``j`` is the attention distribution of
+    head ``j`` (LAMA's ``A``, Eq. 13), of one direction of the Duo head
+    (``a^P``'s weights, scored on ``S``, Eq. 1, and ``a^S``'s, scored on
+    ``P``, Eq. 2) or FCSR's feature attention averaged over features (one
+    row), over the tokens the vectorizer kept; each row sums to 1, and the
+    colours are centred on the uniform weight ``1 / n_tokens`` (white, marked
+    on the colour bar): red tokens get more attention than a uniform average
+    would give them, blue ones less, and the ends of the scale are the
+    document's extreme weights. With ``"integrated_gradients"`` or
+    ``"occlusion"``, the one row holds the tokens' attributions to the
+    predicted class, on a scale symmetric about 0 (white): red tokens raise
+    the class, blue ones lower it. The title gives the predicted class and
+    its probability. For a multi-label classifier the explained class is
+    the document's most probable label; for a multi-output one, the
+    predicted class of ``task``.
 
     Parameters
     ----------
@@ -45,20 +53,28 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r
     ax : matplotlib.axes.Axes, default=None
         Where to draw; ``None`` makes a new figure sized to the document.
     max_tokens : int, default=None
-        Show only the first ``max_tokens`` tokens (the weights are those of the
+        Show only the first ``max_tokens`` tokens (the values are those of the
         whole document); ``None`` shows all of them.
     cmap : str or matplotlib colormap, default="RdBu_r"
-        Colours of the weights; a diverging map suits the centring on the
-        uniform weight.
+        Colours of the values; a diverging map suits the centring.
+    method : {"attention", "integrated_gradients", "occlusion"}, \
+            TokenExplainer or None, default=None
+        What to show; ``None`` is the classifier's default explanation, the
+        most faithful one in the deletion benchmark (see the user guide).
+    task : int, default=None
+        For a classifier fitted on a multi-output ``y`` (one column per task,
+        ``classes_`` a list), the task (column of ``y``) whose prediction is
+        explained; it must be given there, and left ``None`` for any other
+        classifier.
 
     Returns
     -------
     ax : matplotlib.axes.Axes
-        The axes drawn on, one image row per head or stream.
+        The axes drawn on, one image row per head, stream or attribution.
 
     See Also
     --------
-    explain : The same weights as highlighted text, for notebooks.
+    explain : The same values as highlighted text, for notebooks.
 
     References
     ----------
@@ -80,9 +96,12 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r
     ...     Word2VecVectorizer(vector_size=8, min_count=1, random_state=0),
     ...     LAMAClassifier(n_heads=3, hidden_size=4, max_epochs=3, random_state=0),
     ... ).fit(docs, labels)
-    >>> ax = plot_attention(pipe, "a great film")
+    >>> ax = plot_attention(pipe, "a great film", method="attention")
     >>> ax.images[0].get_array().shape
     (3, 3)
+    >>> ax = plot_attention(pipe, "a great film", method="occlusion")
+    >>> ax.images[0].get_array().shape
+    (1, 3)
     """
     if not isinstance(document, str):
         raise TypeError(f"document must be one str; got {type(document).__name__}.")
@@ -93,21 +112,26 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r
     plt = _pyplot()
     from matplotlib.colors import TwoSlopeNorm
 
-    attended = attend(pipeline, [document])
-    tokens, weights = attended.tokens[0], attended.weights[0]
+    attended = attend(pipeline, [document], method, task=task)
+    tokens, weights, method = attended.tokens[0], attended.weights[0], attended.method
     if not tokens:
         raise ValueError(
             "document has no token left after the vectorizer (empty, or every word "
-            "discarded): there is no attention to plot."
+            "discarded): there is nothing to plot."
         )
-    # White is the uniform weight; the ends of the scale are the document's
-    # extreme weights, so that near-uniform heads still show their structure.
-    uniform = 1.0 / len(tokens)
-    norm = TwoSlopeNorm(
-        vcenter=uniform,
-        vmin=min(weights.min(), 0.99 * uniform),
-        vmax=max(weights.max(), 1.01 * uniform),
-    )
+    centre = method.centre(len(tokens))
+    if method.signed:
+        # Equal sizes get equal shades on either side of 0.
+        top = max(float(np.abs(weights - centre).max()), np.finfo(np.float32).tiny)
+        norm = TwoSlopeNorm(vcenter=centre, vmin=centre - top, vmax=centre + top)
+    else:
+        # White is the uniform weight; the ends of the scale are the document's
+        # extreme weights, so that near-uniform heads still show their structure.
+        norm = TwoSlopeNorm(
+            vcenter=centre,
+            vmin=min(weights.min(), 0.99 * centre),
+            vmax=max(weights.max(), 1.01 * centre),
+        )
     if max_tokens is not None and len(tokens) > max_tokens:
         tokens, weights = tokens[:max_tokens], weights[:, :max_tokens]
     if ax is None:
@@ -119,11 +143,12 @@ def plot_attention(pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r
     ax.set_xticks(range(len(tokens)), tokens, rotation=90)
     ax.set_yticks(range(weights.shape[0]), attended.row_labels[: weights.shape[0]])
     ax.tick_params(length=0)
-    proba = attended.proba[0]
-    best = int(np.argmax(proba))
-    ax.set_title(f"predicted {attended.classes[best]} (p = {proba[best]:.2f})", loc="left")
-    colorbar = ax.figure.colorbar(image, ax=ax, label="attention weight", pad=0.01)
-    colorbar.ax.axhline(uniform, color="0.3", linewidth=0.8)
+    best = attended.targets[0]
+    ax.set_title(
+        f"predicted {attended.classes[best]} (p = {attended.proba[0, best]:.2f})", loc="left"
+    )
+    colorbar = ax.figure.colorbar(image, ax=ax, label=method.value_label, pad=0.01)
+    colorbar.ax.axhline(centre, color="0.3", linewidth=0.8)
     return ax
 
 

@@ -293,9 +293,19 @@ class SequenceNetwork(nn.Module):
         if self.pair_features is not None:
             yield self.pair_features, self.pair_scales
 
-    def forward(self, lengths, ids=None, x=None):
-        inputs, mask = self.embed(lengths, ids=ids, x=x)
+    def classify(self, inputs, mask):
+        """Return ``(logits, penalty)`` of the core on embedded ``inputs`` and ``mask``.
+
+        ``inputs`` and ``mask`` are what :meth:`embed` returns, or vectors put
+        in their place (attribution methods differentiate the logits with
+        respect to them); ``penalty`` is 0 for a core that adds nothing to the
+        loss.
+        """
         out = self.core(inputs, mask)
         if isinstance(out, tuple):
             return out
         return out, out.new_zeros(())
+
+    def forward(self, lengths, ids=None, x=None):
+        inputs, mask = self.embed(lengths, ids=ids, x=x)
+        return self.classify(inputs, mask)
