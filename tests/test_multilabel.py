@@ -5,11 +5,13 @@ import pytest
 import torch
 from sklearn.metrics import f1_score
 from sklearn.model_selection import GridSearchCV
+from skorch.callbacks import Callback
 
 from sklearn_lama import load_weights, save_weights
 from sklearn_lama.classification._targets import MultiLabel, MultiOutput, learn_target
 from sklearn_lama.inspection import explain, top_attended_words
 from sklearn_lama.modules import TaskwiseCrossEntropy
+from sklearn_lama.training._batching import BatchBudget, BucketBatchSampler
 
 from .conftest import make_classifier, make_pipeline
 
@@ -198,6 +200,55 @@ def test_one_shared_encoder_and_one_head_per_task():
         return sum(isinstance(m, torch.nn.GRU) for m in clf.net_.module_.modules())
 
     assert grus(multi) == grus(single) > 0
+
+
+def test_batch_groups_are_the_sets_of_labelled_tasks():
+    codes = np.array([[0, -1], [1, -1], [-1, 2], [0, 1], [1, 0]])
+    groups = MultiOutput([np.arange(2), np.arange(3)]).batch_groups(codes)
+    assert groups.shape == (5,)
+    assert groups[0] == groups[1] and groups[3] == groups[4]
+    assert len({groups[0], groups[2], groups[3]}) == 3
+    assert MultiLabel.learn(_indicator(_token_data(20))).batch_groups(codes) is None
+    assert learn_target(np.array([0, 1, 1])).batch_groups(np.array([0, 1, 1])) is None
+
+
+def test_bucketed_batches_never_mix_groups():
+    rng = np.random.RandomState(0)
+    lengths, groups = rng.randint(1, 200, 500), rng.randint(0, 3, 500)
+
+    def draw(groups):
+        torch.manual_seed(0)
+        return list(BucketBatchSampler(lengths, 16, BatchBudget(), 4, groups=groups))
+
+    batches = draw(groups)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(500))
+    assert all(len(set(groups[b])) == 1 for b in batches)
+    # Groups do not mix in the pools either: a group's batches are as tight
+    # as when it is bucketed alone (at most one pool's remainder more padding).
+    assert max(len(b) for b in batches) == 16
+    # One group is no grouping: the same batches, drawn from the same generator.
+    assert draw(np.zeros(500, int)) == draw(None)
+
+
+class _LabelledTasksPerBatch(Callback):
+    def initialize(self):
+        self.patterns = []
+        return self
+
+    def on_batch_begin(self, net, batch=None, training=False, **kwargs):
+        if training:
+            self.patterns.append({tuple(row) for row in (batch[1].numpy() >= 0)})
+
+
+def test_multi_task_training_batches_hold_one_corpus():
+    X = _token_data(300)
+    y = _tasks(X)
+    # The documents without a second label are the shortest: length alone would mix them.
+    X[::3, 3:] = 0
+    seen = _LabelledTasksPerBatch()
+    make_classifier("fcsr", max_epochs=2, callbacks=[seen]).fit(X, y)
+    assert len(seen.patterns) > 2
+    assert all(len(p) == 1 for p in seen.patterns)
 
 
 def test_partial_fit_takes_the_classes_of_each_task():

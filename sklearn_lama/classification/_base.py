@@ -225,7 +225,13 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             self.input_adapter_ = adapter
         y_encoded = self.target_encoder_.encode(y)
         label_weight = self.target_encoder_.element_weights(y_encoded, self.class_weight)
-        view = training_view(batches, y_encoded, sample_weight, label_weight)
+        view = training_view(
+            batches,
+            y_encoded,
+            sample_weight,
+            label_weight,
+            self.target_encoder_.batch_groups(y_encoded),
+        )
 
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         split = (

@@ -5,7 +5,8 @@ the estimator keeps it; it owns everything that depends on the kind of
 ``y``: its validation and encoding, the per-element loss weights
 (``class_weight``), the loss module, the width of the network's output, how
 the logits become scores, probabilities and labels, and the temperatures of
-calibration. Every other layer sees encoded targets and weights only.
+calibration, and which documents may share a training batch. Every other
+layer sees encoded targets and weights only.
 
 - :class:`SingleLabel`: a 1-D ``y``, one class per document, softmax.
 - :class:`MultiLabel`: a binary indicator matrix ``(n_documents,
@@ -208,6 +209,10 @@ class SingleLabel:
         """What the held-out split is stratified on: the class."""
         return codes
 
+    def batch_groups(self, codes):
+        """Which documents may share a training batch: any (``None``)."""
+        return None
+
     def nb_problems(self, codes):
         """``(rows, labels, n_classes)`` of each problem the Naive Bayes ratios count."""
         return [(np.arange(len(codes)), codes, len(self.classes))]
@@ -335,6 +340,10 @@ class MultiLabel:
 
     def strata(self, codes):
         """Not stratified: label sets are too many to stratify on."""
+        return None
+
+    def batch_groups(self, codes):
+        """Which documents may share a training batch: any (``None``)."""
         return None
 
     def nb_problems(self, codes):
@@ -509,6 +518,17 @@ class MultiOutput:
 
     def strata(self, codes):
         return None
+
+    def batch_groups(self, codes):
+        """One group per set of labelled tasks, ``(n_documents,)``.
+
+        Documents labelled for the same tasks (in the multi-task setting,
+        those of one corpus) share training batches, and no others: a batch
+        then pads to lengths of one corpus only, and each step updates the
+        heads of the tasks its batch is labelled for, as training alternates
+        between tasks in multi-task learning.
+        """
+        return np.unique(codes >= 0, axis=0, return_inverse=True)[1].reshape(-1)
 
     def nb_problems(self, codes):
         problems = []

@@ -153,14 +153,17 @@ class TrainingView(Dataset):
 
     Row ``i`` is document ``index[i]`` with target ``y[i]`` (a label, or a
     row of labels) and loss weight ``weights[i]`` (of ``y[i]``'s shape); a
-    batch of rows is ``(WeightedBatch, targets)``.
+    batch of rows is ``(WeightedBatch, targets)``. ``groups``, when given,
+    is an int per row: training batches never mix rows of different groups
+    (see :class:`BucketBatchSampler`).
     """
 
-    def __init__(self, batches, index, y, weights):
+    def __init__(self, batches, index, y, weights, groups=None):
         self.batches = batches
         self.index = np.asarray(index, dtype=np.int64)
         self.y = np.asarray(y)
         self.weights = np.asarray(weights, dtype=np.float32)
+        self.groups = None if groups is None else np.asarray(groups, dtype=np.int64)
         self.lengths = batches.lengths[self.index]
 
     def __len__(self):
@@ -168,7 +171,10 @@ class TrainingView(Dataset):
 
     def subset(self, rows):
         """The view of rows ``rows`` of this one (a hold-out side, the rows counted)."""
-        return TrainingView(self.batches, self.index[rows], self.y[rows], self.weights[rows])
+        groups = None if self.groups is None else self.groups[rows]
+        return TrainingView(
+            self.batches, self.index[rows], self.y[rows], self.weights[rows], groups
+        )
 
     def __getitem__(self, i):
         return self.__getitems__([i])
@@ -188,6 +194,13 @@ def _lengths(dataset):
     if isinstance(dataset, Subset):
         return _lengths(dataset.dataset)[np.asarray(dataset.indices)]
     return dataset.lengths
+
+
+def _groups(dataset):
+    if isinstance(dataset, Subset):
+        groups = _groups(dataset.dataset)
+        return None if groups is None else groups[np.asarray(dataset.indices)]
+    return getattr(dataset, "groups", None)
 
 
 class BatchBudget:
@@ -290,13 +303,20 @@ class BucketBatchSampler:
     within ``budget`` (a :class:`BatchBudget`), and the batch order is
     shuffled. Randomness comes from torch's generator, so seeding torch makes
     the batches reproducible.
+
+    With ``groups`` (an int per document), pools are cut within each group,
+    so that no batch mixes groups: the documents of two corpora of different
+    lengths, trained as two tasks of one model, are bucketed as tightly as
+    each corpus alone (mixed pools pad more: a pool holds fewer documents of
+    each length).
     """
 
-    def __init__(self, lengths, batch_size, budget, pool_batches=50):
+    def __init__(self, lengths, batch_size, budget, pool_batches=50, groups=None):
         self.lengths = np.asarray(lengths)
         self.batch_size = batch_size
         self.budget = budget
         self.pool_batches = pool_batches
+        self.groups = None if groups is None else np.asarray(groups)
         self._next = None
 
     def __len__(self):
@@ -318,11 +338,20 @@ class BucketBatchSampler:
         order = rng.permutation(len(self.lengths))
         pool = self.batch_size * self.pool_batches
         batches = []
-        for start in range(0, len(order), pool):
-            chunk = order[start : start + pool]
-            chunk = chunk[np.argsort(self.lengths[chunk], kind="stable")]
-            batches.extend(_split(chunk, self.budget.ends(self.lengths[chunk], self.batch_size)))
+        for members in self._by_group(order):
+            for start in range(0, len(members), pool):
+                chunk = members[start : start + pool]
+                chunk = chunk[np.argsort(self.lengths[chunk], kind="stable")]
+                ends = self.budget.ends(self.lengths[chunk], self.batch_size)
+                batches.extend(_split(chunk, ends))
         return rng, batches
+
+    def _by_group(self, order):
+        """``order`` split by group, each part in its shuffled order (one part without groups)."""
+        if self.groups is None:
+            return [order]
+        order = order[np.argsort(self.groups[order], kind="stable")]
+        return np.split(order, np.flatnonzero(np.diff(self.groups[order])) + 1)
 
 
 def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, pool_batches=50):
@@ -336,7 +365,9 @@ def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, po
     """
     lengths = _lengths(dataset)
     if shuffle:
-        sampler = BucketBatchSampler(lengths, batch_size, budget, pool_batches)
+        sampler = BucketBatchSampler(
+            lengths, batch_size, budget, pool_batches, groups=_groups(dataset)
+        )
     else:
         sampler = BudgetBatchSampler(lengths, batch_size, budget)
     return DataLoader(
@@ -344,7 +375,7 @@ def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, po
     )
 
 
-def training_view(batches, y, sample_weight, label_weight):
+def training_view(batches, y, sample_weight, label_weight, groups=None):
     """The documents one training epoch visits, in a canonical order, with loss weights.
 
     ``sample_weight`` follows scikit-learn's semantics exactly: a weight
@@ -357,6 +388,8 @@ def training_view(batches, y, sample_weight, label_weight):
     ``label_weight``, of ``y``'s shape, scales the loss of each document (and
     column) on top of ``sample_weight``: ``class_weight``, as in
     :class:`~sklearn.linear_model.LogisticRegression`, and 0 at missing labels.
+    ``groups`` (an int per document, or ``None``) keeps documents of
+    different groups out of each other's training batches.
     """
     y = np.asarray(y)
     keys = y[:, ::-1].T if y.ndim == 2 else (y,)
@@ -374,4 +407,5 @@ def training_view(batches, y, sample_weight, label_weight):
         last = np.cumsum(copies) - 1
         weights[last[part > 0]] = part[part > 0]
     weights = weights.reshape((-1,) + (1,) * (y.ndim - 1)) * label_weight[index]
-    return TrainingView(batches, index, y[index], weights.astype(np.float32))
+    groups = None if groups is None else np.asarray(groups)[index]
+    return TrainingView(batches, index, y[index], weights.astype(np.float32), groups)
