@@ -90,6 +90,29 @@ def _render_again(names, out_dir):
             _write(part, payload.pop("meta"), payload, out_dir)
 
 
+def _join(names, dirs, out_dir):
+    """Write one report of a part from the JSON results of its runs in ``dirs`` (``--join``)."""
+    if len(names) != 1 or not hasattr(PARTS[names[0]], "join"):
+        joinable = [n for n, part in PARTS.items() if hasattr(part, "join")]
+        raise SystemExit(f"--join takes one part among {', '.join(joinable)}")
+    part = PARTS[names[0]]
+    payloads = []
+    for d in dirs:
+        with open(os.path.join(d, part.NAME + ".json")) as fh:
+            payloads.append(json.load(fh))
+    payload = part.join(payloads)
+    meta = dict(payloads[0]["meta"])
+    meta.update(
+        date=max(p["meta"]["date"] for p in payloads),
+        wall_s=sum(p["meta"]["wall_s"] for p in payloads),
+        loadavg_start=max(p["meta"]["loadavg_start"] for p in payloads),
+        loadavg_end=max(p["meta"]["loadavg_end"] for p in payloads),
+        git_commit=" / ".join(dict.fromkeys(p["meta"]["git_commit"] for p in payloads)),
+        command="python -m benchmarks " + " ".join(sys.argv[1:]),
+    )
+    _write(part, meta, payload, out_dir)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     p.add_argument(
@@ -146,6 +169,14 @@ def main(argv=None):
         help="measure nothing: rewrite the .md, .rst and .png of the JSON results in the "
         "output folder",
     )
+    p.add_argument(
+        "--join",
+        action="append",
+        default=None,
+        metavar="DIR",
+        help="measure nothing: write one report of the part (multilabel) from the JSON "
+        "results of its runs in these folders (e.g. one run per --model); repeatable",
+    )
     args = p.parse_args(argv)
     unknown = set(args.parts) - set(PARTS)
     if unknown:
@@ -156,6 +187,9 @@ def main(argv=None):
     )
     if args.render_only:
         _render_again(names, out_dir)
+        return
+    if args.join:
+        _join(names, args.join, out_dir)
         return
     for name in names:
         _measure(name, args, out_dir)

@@ -268,6 +268,38 @@ def run(cfg, threads, corpora, log):
     return {"name": NAME, "config": cfg, "results": rows}
 
 
+def join(payloads):
+    """One result of the rows of several runs of this part, e.g. one per ``--model``.
+
+    The runs must be of one size, and each model measured in one of them;
+    the OneVsRest baseline is the first run's. Each row keeps the index of
+    its run (``run``), and ``runs`` keeps the runs' stamps, which the report
+    lists.
+    """
+    rows = {"multilabel": [], "multitask": [], "calibrated_cv": []}
+    models = []
+    for i, payload in enumerate(payloads):
+        cfg = payload["config"]
+        first = payloads[0]["config"]
+        if (cfg["train_limit"], cfg["max_epochs"]) != (first["train_limit"], first["max_epochs"]):
+            raise ValueError(f"run {i} is of another size than run 0; join runs of one size.")
+        twice = set(cfg["models"]) & set(models)
+        if twice:
+            raise ValueError(f"run {i} measures {sorted(twice)} again; each model in one run.")
+        models += cfg["models"]
+        for section, found in payload["results"].items():
+            rows[section] += [
+                dict(r, run=i) for r in found if i == 0 or r.get("model") != "tfidf_lr"
+            ]
+    config = dict(payloads[0]["config"], models=[m for m in MODELS if m in models])
+    return {
+        "name": NAME,
+        "config": config,
+        "runs": [p["meta"] for p in payloads],
+        "results": rows,
+    }
+
+
 def cells(cfg):
     """``(section, cell function, its arguments)`` of each measurement of a run, in order."""
     order = [("multilabel", "multilabel_cell", {"model": "tfidf_lr"})]
@@ -310,6 +342,13 @@ def render(payload):
         f"cv={CV_FOLDS}) wrapping the same default pipeline; ECE over 15 bins of the top "
         "probability, on the test split. " + size
     )
+    for i, meta in enumerate(payload.get("runs", [])):
+        rep.text(
+            f"Run {i} ({', '.join(LABELS.get(m, _name(m)) for m in _run_models(rows, i))}): "
+            f"``{meta['command']}`` at commit {meta['git_commit']}, {meta['date']}, "
+            f"{meta['wall_s']:.0f} s, 1-minute load average {meta['loadavg_start']} at start "
+            f"and {meta['loadavg_end']} at end."
+        )
     ok = [r for r in rows["multilabel"] if "error" not in r]
     baseline = next((r for r in ok if r["model"] == "tfidf_lr"), None)
     rep.table(
@@ -412,6 +451,12 @@ def render(payload):
     else:
         rep.text("Calibration: no result in this run.")
     return rep, _plotter(ok, calibration)
+
+
+def _run_models(rows, run):
+    """The models (and the baseline) of run ``run`` of a joined result, in the order measured."""
+    found = [r["model"] for section in rows.values() for r in section if r.get("run") == run]
+    return list(dict.fromkeys(found))
 
 
 def _calibration_rows(multitask, calibrated_cv):

@@ -87,3 +87,44 @@ def test_calibration_target_and_partial_results():
     assert text.count("target (ECE at least halved, no accuracy cost) met") == 2
     assert "CalibratedClassifierCV (sigmoid" not in text
     assert "Only FCSRClassifier measured" in text
+
+
+def _run(model, commit):
+    payload = _payload(0.776, 15.0)
+    payload["config"]["models"] = [model]
+    payload["results"]["multitask"][0]["model"] = model
+    payload["results"]["multilabel"] = [
+        {"model": "tfidf_lr", "micro_f1": 0.96, "macro_f1": 0.8, "fit_s": 5.0},
+        {"model": model, "micro_f1": 0.98, "macro_f1": 0.9, "fit_s": 50.0},
+    ]
+    payload["meta"] = {
+        "command": f"python -m benchmarks multilabel --model {model}",
+        "git_commit": commit,
+        "date": "2026-11-24T23:00:00+00:00",
+        "wall_s": 100.0,
+        "loadavg_start": 1.0,
+        "loadavg_end": 2.0,
+    }
+    return payload
+
+
+def test_join_keeps_each_run_rows_and_one_baseline():
+    joined = multilabel.join([_run("fcsr", "abc"), _run("lama", "def")])
+    assert joined["config"]["models"] == ["lama", "fcsr"]
+    rows = joined["results"]["multilabel"]
+    assert [(r["model"], r["run"]) for r in rows] == [("tfidf_lr", 0), ("fcsr", 0), ("lama", 1)]
+    assert [r["run"] for r in joined["results"]["multitask"]] == [0, 1]
+    report, _ = multilabel.render(joined)
+    texts = [body[0] for kind, *body in report.blocks if kind == "text"]
+    runs = [text for text in texts if text.startswith("Run")]
+    assert len(runs) == 2 and "--model lama" in runs[1] and "commit def" in runs[1]
+    assert "LAMAClassifier" in runs[1] and "FCSRClassifier" not in runs[1]
+
+
+def test_join_refuses_a_model_twice_or_runs_of_two_sizes():
+    with pytest.raises(ValueError, match="again"):
+        multilabel.join([_run("fcsr", "abc"), _run("fcsr", "def")])
+    quick = _run("lama", "def")
+    quick["config"]["train_limit"] = 800
+    with pytest.raises(ValueError, match="another size"):
+        multilabel.join([_run("fcsr", "abc"), quick])
