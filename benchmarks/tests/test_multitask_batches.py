@@ -1,0 +1,49 @@
+"""The batching experiment of multi-task fits (benchmarks.multitask_batches): its rule."""
+
+from benchmarks import multitask_batches as mb
+
+
+def _rows(grouped, mixed, grouped_cpu=100.0, mixed_cpu=120.0):
+    rows = []
+    for batching, acc, cpu in (("grouped", grouped, grouped_cpu), ("mixed", mixed, mixed_cpu)):
+        for fold in range(2):
+            rows.append(
+                {
+                    "model": "lama",
+                    "batching": batching,
+                    "fold": fold,
+                    "mr": acc,
+                    "r8": acc,
+                    "fit_cpu_s": cpu / 2,
+                }
+            )
+    return rows
+
+
+def test_summary_averages_folds_and_tasks_and_sums_cost():
+    rows = _rows(0.8, 0.7)
+    rows[0]["mr"] = 0.6  # grouped, fold 0
+    summary = mb.summarise(rows)
+    assert summary["lama", "grouped"]["mr"] == 0.7
+    assert abs(summary["lama", "grouped"]["mean"] - 0.75) < 1e-12
+    assert summary["lama", "mixed"]["fit_cpu_s"] == 120.0
+
+
+def test_rule_takes_the_more_accurate_unless_the_other_is_close_and_cheaper():
+    assert mb.choose(mb.summarise(_rows(0.80, 0.79)))[0] == "grouped"
+    assert mb.choose(mb.summarise(_rows(0.79, 0.80)))[0] == "mixed"
+    # Within the tolerance, the cheaper one.
+    assert mb.choose(mb.summarise(_rows(0.799, 0.800)))[0] == "grouped"
+    assert mb.choose(mb.summarise(_rows(0.799, 0.800, 130.0, 120.0)))[0] == "mixed"
+
+
+def test_report_names_the_choice():
+    meta = {
+        "date": "d",
+        "git_commit": "c",
+        "command": "x",
+        "loadavg_start": 1,
+        "loadavg_end": 1,
+        "machine": {"cpu": "cpu", "cores": 2},
+    }
+    assert "**mixed**" in mb.markdown(meta, _rows(0.79, 0.80))
