@@ -38,17 +38,16 @@ FOLDS = 2
 TOLERANCE = 0.0025
 
 
-def cell(model, batching, fold, max_epochs=None):
-    """Accuracy per task on the held-out halves and fit cost of one joint fit (child process)."""
+def training_halves(fold):
+    """``{corpus: (train texts, train labels, held-out texts, held-out labels)}`` of fold ``fold``.
+
+    Each corpus's training split cut in two halves stratified by its label;
+    fold ``k`` trains on half ``k``.
+    """
     from sklearn.model_selection import StratifiedKFold
 
-    from sklearn_lama.classification._targets import MultiOutput
     from sklearn_lama.datasets import load_mr, load_r8
 
-    from .multilabel import _pipeline, _timed_fit
-
-    if batching == "mixed":
-        MultiOutput.batch_groups = lambda self, codes: None
     halves = {}
     for name, loader in (("mr", load_mr), ("r8", load_r8)):
         X, y = loader(subset="train", return_X_y=True)
@@ -56,6 +55,18 @@ def cell(model, batching, fold, max_epochs=None):
         splits = StratifiedKFold(FOLDS, shuffle=True, random_state=0).split(X, y)
         train, test = list(splits)[fold]
         halves[name] = ([X[i] for i in train], y[train], [X[i] for i in test], y[test])
+    return halves
+
+
+def cell(model, batching, fold, max_epochs=None):
+    """Accuracy per task on the held-out halves and fit cost of one joint fit (child process)."""
+    from sklearn_lama.classification._targets import MultiOutput
+
+    from .multilabel import _pipeline, _timed_fit
+
+    if batching == "mixed":
+        MultiOutput.batch_groups = lambda self, codes: None
+    halves = training_halves(fold)
     texts = halves["mr"][0] + halves["r8"][0]
     Y = np.full((len(texts), 2), None, dtype=object)
     Y[: len(halves["mr"][0]), 0] = halves["mr"][1]
