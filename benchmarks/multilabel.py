@@ -73,13 +73,13 @@ def _head(texts, labels, limit):
     return [texts[i] for i in rows], np.asarray(labels)[rows]
 
 
-def _pipeline(model, max_epochs, **params):
-    """The README's pipeline of ``model`` at its defaults (``random_state=0``), with ``params``."""
+def _pipeline(model, max_epochs, seed=0, **params):
+    """The README's pipeline of ``model`` at its defaults (seeded ``seed``), with ``params``."""
     from ._models import make
 
     if max_epochs is not None:
         params["max_epochs"] = max_epochs
-    return make(model, **params)
+    return make(model, seed=seed, **params)
 
 
 def _timed_fit(estimator, X, y):
@@ -140,11 +140,12 @@ def multilabel_cell(model, train_limit, max_epochs):
     }
 
 
-def multitask_cell(model, train_limit, max_epochs):
+def multitask_cell(model, train_limit, max_epochs, seed=0):
     """Accuracy per task and fit time, MR + R8 in one model and one model each (child process).
 
     Every fit uses ``calibration="temperature"``; the separate models'
     probabilities before and after it are measured as in :func:`_calibration`.
+    ``seed`` seeds every step of every pipeline.
     """
     from sklearn_lama.datasets import load_mr, load_r8
 
@@ -160,14 +161,14 @@ def multitask_cell(model, train_limit, max_epochs):
     y = np.full((len(texts), 2), None, dtype=object)
     y[: len(train["mr"][0]), 0] = train["mr"][1]
     y[len(train["mr"][0]) :, 1] = train["r8"][1]
-    joint = _pipeline(model, max_epochs, calibration="temperature")
+    joint = _pipeline(model, max_epochs, seed, calibration="temperature")
     result["joint_fit_s"], result["joint_fit_cpu_s"] = _timed_fit(joint, texts, y)
     result["joint_epochs"] = joint[-1].n_epochs_
     for k, name in enumerate(corpora):
         predicted = joint.predict(test[name][0])[:, k]
         result[f"joint_{name}"] = float(np.mean(predicted == np.asarray(test[name][1])))
     for name in corpora:
-        separate = _pipeline(model, max_epochs, calibration="temperature")
+        separate = _pipeline(model, max_epochs, seed, calibration="temperature")
         wall, cpu = _timed_fit(separate, *train[name])
         result[f"separate_{name}"] = float(separate.score(*test[name]))
         result[f"calibration_{name}"] = dict(
