@@ -1,4 +1,4 @@
-"""The batching experiment of multi-task fits (benchmarks.multitask_batches): its rule."""
+"""The multi-task experiments of the benchmarks: batching, and the comparison over seeds."""
 
 from benchmarks import multitask_batches as mb
 
@@ -47,3 +47,34 @@ def test_report_names_the_choice():
         "machine": {"cpu": "cpu", "cores": 2},
     }
     assert "**mixed**" in mb.markdown(meta, _rows(0.79, 0.80))
+
+
+def test_seed_table_gives_mean_gaps_per_task():
+    from benchmarks import multitask_seeds as ms
+
+    def row(seed, joint_mr, separate_mr):
+        return {
+            "model": "duo",
+            "seed": seed,
+            "joint_mr": joint_mr,
+            "separate_mr": separate_mr,
+            "joint_r8": 0.97,
+            "separate_r8": 0.96,
+            "joint_fit_cpu_s": 10.0,
+            "separate_fit_cpu_s": 12.0,
+        }
+
+    rows = [row(1, 0.78, 0.77), row(0, 0.76, 0.77)]
+    t = ms.table(rows)["duo"]
+    assert t["seeds"] == [0, 1] and t["mr"] == ([0.76, 0.78], [0.77, 0.77])
+    meta = {
+        "date": "d",
+        "git_commit": "c",
+        "command": "x",
+        "loadavg_start": 1,
+        "loadavg_end": 1,
+        "machine": {"cpu": "cpu", "cores": 2},
+    }
+    line = [x for x in ms.markdown(meta, rows).splitlines() if x.startswith("| duo")][0]
+    # MR: joint 0.77 ± 0.01 against 0.77, gap 0; R8: +1 point.
+    assert "0.7700 ± 0.0100" in line and "+0.00" in line and "+1.00" in line
