@@ -268,9 +268,9 @@ def join(payloads):
     """
     rows = {"multilabel": [], "multitask": [], "calibrated_cv": []}
     models = []
+    first = payloads[0]["config"]
     for i, payload in enumerate(payloads):
         cfg = payload["config"]
-        first = payloads[0]["config"]
         if (cfg["train_limit"], cfg["max_epochs"]) != (first["train_limit"], first["max_epochs"]):
             raise ValueError(f"run {i} is of another size than run 0; join runs of one size.")
         twice = set(cfg["models"]) & set(models)

@@ -21,15 +21,9 @@ Run ``python -m benchmarks.multitask_batches`` (about 10 minutes on two
 cores); it writes ``benchmarks/results/multitask-batches.{json,md}``.
 """
 
-import argparse
-import json
-import os
-import time
-
 import numpy as np
 
-from ._env import ROOT, stamp
-from ._harness import run_cells
+from ._harness import experiment_parser, run_experiment
 
 MODELS = ("lama", "fcsr", "duo")
 BATCHINGS = ("grouped", "mixed")
@@ -147,42 +141,23 @@ def markdown(meta, rows):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = experiment_parser(__doc__)
     p.add_argument("--model", action="append", choices=MODELS, default=None)
-    p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--out-dir", default=os.path.join(ROOT, "benchmarks", "results"))
     args = p.parse_args(argv)
-    meta = stamp("full", 1)
-    start = time.perf_counter()
     kwargs = [
         {"model": m, "batching": b, "fold": f}
         for m in args.model or MODELS
         for b in BATCHINGS
         for f in range(FOLDS)
     ]
-    results = run_cells(
+    run_experiment(
+        "multitask-batches",
         "benchmarks.multitask_batches:cell",
-        1,
         kwargs,
-        jobs=args.jobs,
-        done=lambda k, r: print(f"  {k}: {r}", flush=True),
+        args.jobs,
+        args.out_dir,
+        markdown,
     )
-    rows = [dict(r, **k) for k, r in zip(kwargs, results)]
-    failed = [r for r in rows if "error" in r]
-    if failed:
-        raise SystemExit(f"cells failed: {failed}")
-    meta.update(
-        wall_s=time.perf_counter() - start,
-        loadavg_end=round(os.getloadavg()[0], 2),
-        command="python -m benchmarks.multitask_batches",
-    )
-    os.makedirs(args.out_dir, exist_ok=True)
-    stem = os.path.join(args.out_dir, "multitask-batches")
-    with open(stem + ".json", "w") as fh:
-        json.dump({"meta": meta, "rows": rows}, fh, indent=1)
-    with open(stem + ".md", "w") as fh:
-        fh.write(markdown(meta, rows))
-    print(f"  wrote {stem}.json, {stem}.md")
 
 
 if __name__ == "__main__":

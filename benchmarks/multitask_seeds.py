@@ -14,14 +14,12 @@ after the ``multilabel`` part at full size; it writes
 ``benchmarks/results/multitask-seeds.{json,md}``.
 """
 
-import argparse
 import json
 import os
 
 import numpy as np
 
-from ._env import ROOT, stamp
-from ._harness import run_cells
+from ._harness import experiment_parser, run_experiment
 
 MODELS = ("lama", "fcsr", "duo")
 SEEDS = (1, 2)
@@ -79,39 +77,24 @@ def markdown(meta, rows):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--out-dir", default=os.path.join(ROOT, "benchmarks", "results"))
-    args = p.parse_args(argv)
+    args = experiment_parser(__doc__).parse_args(argv)
     with open(os.path.join(args.out_dir, "multilabel.json")) as fh:
         first = [
             dict(r, seed=0) for r in json.load(fh)["results"]["multitask"] if "error" not in r
         ]
-    meta = stamp("full", 1)
     kwargs = [
         {"model": m, "train_limit": None, "max_epochs": None, "seed": s}
         for s in SEEDS
         for m in MODELS
     ]
-    results = run_cells(
+    run_experiment(
+        "multitask-seeds",
         "benchmarks.multilabel:multitask_cell",
-        1,
         kwargs,
-        jobs=args.jobs,
-        done=lambda k, r: print(f"  {k}: {r}", flush=True),
+        args.jobs,
+        args.out_dir,
+        lambda meta, rows: markdown(meta, first + rows),
     )
-    rows = [dict(r, **k) for k, r in zip(kwargs, results)]
-    if any("error" in r for r in rows):
-        raise SystemExit(f"cells failed: {[r for r in rows if 'error' in r]}")
-    meta.update(
-        loadavg_end=round(os.getloadavg()[0], 2), command="python -m benchmarks.multitask_seeds"
-    )
-    stem = os.path.join(args.out_dir, "multitask-seeds")
-    with open(stem + ".json", "w") as fh:
-        json.dump({"meta": meta, "rows": rows}, fh, indent=1)
-    with open(stem + ".md", "w") as fh:
-        fh.write(markdown(meta, first + rows))
-    print(f"  wrote {stem}.json, {stem}.md")
 
 
 if __name__ == "__main__":

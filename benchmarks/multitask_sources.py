@@ -19,15 +19,13 @@ Run ``python -m benchmarks.multitask_sources`` after
 ``benchmarks/results/multitask-sources.{json,md}``.
 """
 
-import argparse
 import json
 import os
 import time
 
 import numpy as np
 
-from ._env import ROOT, stamp
-from ._harness import run_cells
+from ._harness import experiment_parser, run_experiment
 from .multitask_batches import FOLDS
 
 MODELS = ("lama", "fcsr", "duo")
@@ -82,30 +80,7 @@ def markdown(meta, rows, joint):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--out-dir", default=os.path.join(ROOT, "benchmarks", "results"))
-    args = p.parse_args(argv)
-    meta = stamp("full", 1)
-    kwargs = [
-        {"model": m, "vectors": v, "fold": f}
-        for m in MODELS
-        for v in VECTORS
-        for f in range(FOLDS)
-    ]
-    results = run_cells(
-        "benchmarks.multitask_sources:cell",
-        1,
-        kwargs,
-        jobs=args.jobs,
-        done=lambda k, r: print(f"  {k}: {r}", flush=True),
-    )
-    rows = [dict(r, **k) for k, r in zip(kwargs, results)]
-    if any("error" in r for r in rows):
-        raise SystemExit(f"cells failed: {[r for r in rows if 'error' in r]}")
-    meta.update(
-        loadavg_end=round(os.getloadavg()[0], 2), command="python -m benchmarks.multitask_sources"
-    )
+    args = experiment_parser(__doc__).parse_args(argv)
     joint = {}
     batches = os.path.join(args.out_dir, "multitask-batches.json")
     if os.path.exists(batches):
@@ -115,12 +90,20 @@ def main(argv=None):
             accs = [r["mr"] for r in found if r["model"] == model]
             if accs:
                 joint[model] = float(np.mean(accs))
-    stem = os.path.join(args.out_dir, "multitask-sources")
-    with open(stem + ".json", "w") as fh:
-        json.dump({"meta": meta, "rows": rows}, fh, indent=1)
-    with open(stem + ".md", "w") as fh:
-        fh.write(markdown(meta, rows, joint))
-    print(f"  wrote {stem}.json, {stem}.md")
+    kwargs = [
+        {"model": m, "vectors": v, "fold": f}
+        for m in MODELS
+        for v in VECTORS
+        for f in range(FOLDS)
+    ]
+    run_experiment(
+        "multitask-sources",
+        "benchmarks.multitask_sources:cell",
+        kwargs,
+        args.jobs,
+        args.out_dir,
+        lambda meta, rows: markdown(meta, rows, joint),
+    )
 
 
 if __name__ == "__main__":

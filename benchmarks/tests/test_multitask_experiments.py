@@ -2,6 +2,16 @@
 
 from benchmarks import multitask_batches as mb
 
+# The stamp fields the reports print.
+_META = {
+    "date": "d",
+    "git_commit": "c",
+    "command": "x",
+    "loadavg_start": 1,
+    "loadavg_end": 1,
+    "machine": {"cpu": "cpu", "cores": 2},
+}
+
 
 def _rows(grouped, mixed, grouped_cpu=100.0, mixed_cpu=120.0):
     rows = []
@@ -38,15 +48,7 @@ def test_rule_takes_the_more_accurate_unless_the_other_is_close_and_cheaper():
 
 
 def test_report_names_the_choice():
-    meta = {
-        "date": "d",
-        "git_commit": "c",
-        "command": "x",
-        "loadavg_start": 1,
-        "loadavg_end": 1,
-        "machine": {"cpu": "cpu", "cores": 2},
-    }
-    assert "**mixed**" in mb.markdown(meta, _rows(0.79, 0.80))
+    assert "**mixed**" in mb.markdown(_META, _rows(0.79, 0.80))
 
 
 def test_seed_table_gives_mean_gaps_per_task():
@@ -67,14 +69,6 @@ def test_seed_table_gives_mean_gaps_per_task():
     rows = [row(1, 0.78, 0.77), row(0, 0.76, 0.77)]
     t = ms.table(rows)["duo"]
     assert t["seeds"] == [0, 1] and t["mr"] == ([0.76, 0.78], [0.77, 0.77])
-    meta = {
-        "date": "d",
-        "git_commit": "c",
-        "command": "x",
-        "loadavg_start": 1,
-        "loadavg_end": 1,
-        "machine": {"cpu": "cpu", "cores": 2},
-    }
-    line = [x for x in ms.markdown(meta, rows).splitlines() if x.startswith("| duo")][0]
+    line = [x for x in ms.markdown(_META, rows).splitlines() if x.startswith("| duo")][0]
     # MR: joint 0.77 ± 0.01 against 0.77, gap 0; R8: +1 point.
     assert "0.7700 ± 0.0100" in line and "+0.00" in line and "+1.00" in line

@@ -190,17 +190,12 @@ def _whole_batch(batch):
     return batch
 
 
-def _lengths(dataset):
+def _per_document(dataset, name):
+    """The array ``name`` of ``dataset`` (seen through Subsets), or None where it has none."""
     if isinstance(dataset, Subset):
-        return _lengths(dataset.dataset)[np.asarray(dataset.indices)]
-    return dataset.lengths
-
-
-def _groups(dataset):
-    if isinstance(dataset, Subset):
-        groups = _groups(dataset.dataset)
-        return None if groups is None else groups[np.asarray(dataset.indices)]
-    return getattr(dataset, "groups", None)
+        values = _per_document(dataset.dataset, name)
+        return None if values is None else values[np.asarray(dataset.indices)]
+    return getattr(dataset, name, None)
 
 
 class BatchBudget:
@@ -363,10 +358,10 @@ def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, po
     ``pin_memory`` puts batches in page-locked memory, from which copies to a
     GPU can run while the GPU computes.
     """
-    lengths = _lengths(dataset)
+    lengths = _per_document(dataset, "lengths")
     if shuffle:
         sampler = BucketBatchSampler(
-            lengths, batch_size, budget, pool_batches, groups=_groups(dataset)
+            lengths, batch_size, budget, pool_batches, groups=_per_document(dataset, "groups")
         )
     else:
         sampler = BudgetBatchSampler(lengths, batch_size, budget)
