@@ -3,6 +3,7 @@
 import ast
 import inspect
 import re
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,14 @@ from numpydoc.docscrape import ClassDoc
 from skorch.callbacks import Callback, GradientNormClipping
 
 import sklearn_lama
-from sklearn_lama import DuoClassifier, DuoTranslator, FCSRClassifier, LAMAClassifier
+from sklearn_lama import (
+    DuoClassifier,
+    DuoTranslator,
+    FCSRClassifier,
+    LAMAClassifier,
+    MetaEmbeddingTransformer,
+    Word2VecVectorizer,
+)
 
 from .conftest import make_classifier
 
@@ -136,20 +144,46 @@ def test_every_parameter_is_documented(cls):
 def test_parameters_are_declared_once_and_agree_with_the_signature(cls):
     signature = inspect.signature(cls).parameters
     assert set(signature) == set(cls._parameters)
-    for name, parameter in signature.items():
-        declared = cls._parameters[name].default
-        assert parameter.default == declared, name
-        assert type(parameter.default) is type(declared), name
+    assert not any(hasattr(declared, "default") for declared in cls._parameters.values())
     assert cls._parameter_constraints == {
         name: declared.constraints for name, declared in cls._parameters.items()
     }
-    # The docstring documents each parameter from its declaration, in signature order.
+    # The docstring documents each parameter from its declaration, in signature
+    # order, with the signature's default.
     documented = ClassDoc(cls)["Parameters"]
     assert [entry.name for entry in documented] == list(signature)
     for entry in documented:
         declared = cls._parameters[entry.name]
-        assert entry.type.startswith(f"{declared.type}, default=")
+        default = signature[entry.name].default
+        shown = f'"{default}"' if isinstance(default, str) else repr(default)
+        assert entry.type == f"{declared.type}, default={shown}"
         assert " ".join(entry.desc).split() == inspect.cleandoc(declared.description).split()
+
+
+PUBLIC_ESTIMATORS = [
+    LAMAClassifier,
+    FCSRClassifier,
+    DuoClassifier,
+    DuoTranslator,
+    Word2VecVectorizer,
+    MetaEmbeddingTransformer,
+]
+
+
+@pytest.mark.parametrize("cls", PUBLIC_ESTIMATORS)
+def test_every_constructor_stores_its_arguments_as_scikit_learn_does(cls):
+    # One idiom across the package: ``self.name = name`` for each argument, in
+    # signature order, and nothing else.
+    init = ast.parse(textwrap.dedent(inspect.getsource(cls.__init__))).body[0]
+    body = [node for node in init.body if not isinstance(node, ast.Expr)]  # docstring
+    stored = [
+        (node.targets[0].value.id, node.targets[0].attr, node.value.id)
+        for node in body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+    ]
+    names = list(inspect.signature(cls).parameters)
+    assert len(body) == len(names)
+    assert stored == [("self", name, name) for name in names]
 
 
 def _imports(path):

@@ -11,7 +11,7 @@ from sklearn_lama import load_weights, save_weights
 from sklearn_lama.classification._targets import MultiLabel, MultiOutput, learn_target
 from sklearn_lama.inspection import explain, top_attended_words
 from sklearn_lama.modules import TaskwiseCrossEntropy
-from sklearn_lama.training._batching import BatchBudget, BucketBatchSampler
+from sklearn_lama.training._batching import MAX_BATCH_TOKENS, BatchBudget, BucketBatchSampler
 
 from .conftest import make_classifier, make_pipeline
 
@@ -218,7 +218,8 @@ def test_bucketed_batches_never_mix_groups():
 
     def draw(groups):
         torch.manual_seed(0)
-        return list(BucketBatchSampler(lengths, 16, BatchBudget(), 4, groups=groups))
+        budget = BatchBudget(MAX_BATCH_TOKENS)
+        return list(BucketBatchSampler(lengths, 16, budget, 4, groups=groups))
 
     batches = draw(groups)
     assert sorted(np.concatenate(batches).tolist()) == list(range(500))

@@ -702,7 +702,7 @@ def test_partial_fit_is_reproducible_and_continues_fit(sequences):
 
 # -------------------------------------------------------------- checkpoint
 def _count_writes(monkeypatch):
-    import sklearn_lama.training._callbacks as training
+    import sklearn_lama.classification._training as training
 
     writes = []
     save = training.save_weights

@@ -56,8 +56,8 @@ def test_time_budget_stops_a_classifier_after_one_batch():
 
 def test_time_budget_counts_what_was_spent_before_training():
     clf = _classifier(max_epochs=2, early_stopping=False)
-    split, extra = None, []
-    budget = build_callbacks(clf, split, None, extra, spent=100.0)[-1]
+    config = clf._training_config()
+    budget = build_callbacks(config, None, None, None, [], spent=100.0)[-1]
     assert isinstance(budget, TimeBudget) and budget.spent == 100.0
     seconds = clf.fit(IDS, IDS_Y).net_.history[:, "seconds"]
     assert len(seconds) == 2 and 0 < seconds[0] < seconds[1] < 100

@@ -325,7 +325,7 @@ def test_interrupted_fit_warns_and_continues():
 
 
 def test_checkpoint_holds_the_best_epoch_and_resumes(tmp_path, monkeypatch):
-    import sklearn_lama.training._callbacks as training
+    import sklearn_lama.translation._training as training
 
     writes = []
     save = training.save_weights

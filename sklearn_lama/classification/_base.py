@@ -9,27 +9,23 @@ and reads it through the adapter of its kind into batches
 fitted net over them.
 """
 
-import warnings
-
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ..modules import ConcatenateTables, SequenceNetwork
-from ..training._batching import BatchBudget, training_view
-from ..training._callbacks import averaging_decay, build_callbacks, checkpoint_template, fit_key
-from ..training._devices import check_device, check_precision, loading_device
+from ..training._batching import BatchBudget
+from ..training._config import training_config
+from ..training._driver import restore_net, train
 from ..training._inference import run_sorted
-from ..training._net import make_net, restore_training_state, training_state
-from ..training._splits import train_split
+from ..training._net import make_classifier_net, training_state
 from ..utils._parameters import DeclaredParameters
 from ..utils._threads import resolve_threads, torch_threads
 from ._docstrings import classifier_docstring
 from ._inputs import read_input, restore_adapter
 from ._nb_features import NaiveBayesColumns
-from ._targets import SingleLabel, learn_target, restore_target
+from ._targets import restore_target
+from ._training import ClassifierTraining
 
 __all__ = ["BaseSequenceClassifier"]
 
@@ -56,9 +52,9 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
     """
 
     @classmethod
-    def _render_docstring(cls, doc, names):
+    def _render_docstring(cls, doc, defaults):
         # The Parameters entries, and the texts every classifier shares.
-        return classifier_docstring(doc, cls._parameters, names)
+        return classifier_docstring(doc, cls._parameters, defaults)
 
     # -------------------------------------------------------------- hooks
     def _build_core(self, input_size, n_outputs):
@@ -87,9 +83,9 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         """A name for each row of :meth:`attention_weights`' arrays (heads, streams)."""
         raise NotImplementedError
 
-    # The method name that sklearn_lama.inspection explains with when given
-    # method=None; each classifier sets the one its benchmark found most faithful.
-    _default_explanation = "attention"
+    # The method sklearn_lama.inspection explains with when given method=None:
+    # the most faithful one of the deletion benchmark, for every classifier.
+    _default_explanation = "integrated_gradients"
 
     # -------------------------------------------------------------- input
     def _read(self, X, y=None, reset=False):
@@ -189,107 +185,37 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         (``partial_fit``).
         """
         self._validate_params()
-        with torch_threads(resolve_threads(self.torch_threads)):
-            return self._train_checked(X, y, sample_weight, resume, classes, epochs)
-
-    def _train_checked(self, X, y, sample_weight, resume, classes, epochs):
         self._check_params()
-        device = check_device(self.device)
-        check_precision(self.precision, device)
-        if self.checkpoint is not None:
-            # Refuses an unwritable path before any work.
-            checkpoint_template(self.checkpoint, "")
         resume = resume and hasattr(self, "net_")
         if not resume and epochs is not None and classes is None:
             raise ValueError(
                 "classes must be passed on the first call to partial_fit: every "
                 "label the estimator will see, e.g. classes=np.unique(y_all)."
             )
-        # X's path: validated and read through its adapter into batches, then
-        # the training view, then the network over the adapter's lookup.
-        adapter, batches, y, budget = self._read(X, y, reset=not resume)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(
-                sample_weight, np.empty((len(y), 0)), dtype=np.float64, ensure_non_negative=True
-            )
-        if resume:
-            if classes is not None and not self.target_encoder_.same_classes(classes):
-                raise ValueError(
-                    f"classes={classes!r} differs from the classes "
-                    f"of the first fit, {self.target_encoder_.describe_classes()}."
-                )
-            previous = training_state(self.net_)
-        else:
-            self.target_encoder_ = learn_target(y, classes)
-            self.classes_ = self.target_encoder_.classes_
-            self.input_adapter_ = adapter
-        y_encoded = self.target_encoder_.encode(y)
-        label_weight = self.target_encoder_.element_weights(y_encoded, self.class_weight)
-        view = training_view(
-            batches,
-            y_encoded,
-            sample_weight,
-            label_weight,
-            self.target_encoder_.batch_groups(y_encoded),
-        )
-
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        split = (
-            train_split(
-                self.target_encoder_.strata(view.y), self.validation_fraction, seed, len(view)
-            )
-            if epochs is None and self.early_stopping
-            else None
-        )
-        if epochs is None and self.calibration is not None and split is None:
-            raise ValueError(
-                f"calibration={self.calibration!r} fits on the validation split that fit "
-                "holds out, and this fit holds none out: it needs early_stopping=True and "
-                "enough documents (at least 5 held out per class, a validation_fraction "
-                f"of {self.validation_fraction} of {len(view)} rows). Set calibration=None."
-            )
-        self.checkpoint_path_ = None
-        # Checkpoints written while training hold the uncalibrated net.
-        self.temperature_ = None
-        if self.checkpoint is not None:
-            key = fit_key(
-                self, batches.ids, batches.offsets, batches.dense, y_encoded, sample_weight
-            )
-            self.checkpoint_path_ = checkpoint_template(self.checkpoint, key)
-        averaging = 0.0
-        if epochs is None and self.ema_horizon > 0:
-            n_train = len(view) if split is None else len(split.train_rows)
-            averaging = averaging_decay(self.ema_horizon, n_train, self.batch_size)
-        callbacks = build_callbacks(
-            self, split, self.checkpoint_path_, self._extra_callbacks(), averaging
-        )
-        cuda_devices = [device] if device.type == "cuda" else []
-        with torch.random.fork_rng(devices=cuda_devices):
-            # Continued training draws new batches and dropout masks: the seed
-            # moves on with the number of epochs already trained.
-            torch.manual_seed(seed + (len(previous["history"]) if resume else 0))
-            if resume:
-                # Only the shapes matter: the trained weights are restored below.
-                network = self._build_network()
-            else:
-                # The ratios count the rows trained on, the held-out ones left out.
-                counted = view if split is None else view.subset(split.train_rows)
-                network = self._build_network(counted)
-            net = make_net(self, network, split, callbacks, device, budget, self.target_encoder_)
-            net.initialize()
-            if resume:
-                restore_training_state(self, net, previous)
-            # Set before training so that checkpoints written during it export this net.
-            self.net_ = net
-            net.partial_fit(view, view.y, epochs=epochs or self.max_epochs)
-        self.n_epochs_ = len(net.history)
-        if epochs is None and self.calibration is not None:
-            self.temperature_ = self._fit_temperatures(
-                batches, budget, view.subset(split.valid_rows)
-            )
-        if net.interrupted_:
-            self._warn_interrupted(split, epochs)
+        recipe = ClassifierTraining(self, X, y, sample_weight, classes, resume, epochs)
+        train(recipe, self._training_config(), epochs)
         return self
+
+    def _training_config(self):
+        """The :class:`~sklearn_lama.training._config.TrainingConfig` of the current parameters."""
+        return training_config(type(self).__name__, self.get_params(deep=False), self._parameters)
+
+    def _make_net(self, module, config, split, callbacks, device):
+        """The skorch net that trains (or runs) ``module`` with the current parameters."""
+        return make_classifier_net(
+            module,
+            config,
+            split,
+            callbacks,
+            device,
+            target=self.target_encoder_,
+            budget=self._batch_budget(),
+            optimizer=self.optimizer,
+            momentum=self.momentum,
+            weight_decay=self.weight_decay,
+            batch_size=self.batch_size,
+            inference_batch_size=self.inference_batch_size,
+        )
 
     def _fit_temperatures(self, batches, budget, held_out):
         """The target's temperatures, fitted on the logits of the held-out rows ``held_out``."""
@@ -306,22 +232,6 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
             ),
         )
         return self.target_encoder_.fit_temperatures(logits[held_out.index], held_out.y)
-
-    def _warn_interrupted(self, split, epochs):
-        kept = (
-            "the weights of the finished epoch with the lowest validation loss "
-            "(the current weights if no epoch finished)"
-            if split is not None
-            else "the weights reached when it stopped"
-        )
-        method = "fit" if epochs is None else "partial_fit"
-        warnings.warn(
-            f"{type(self).__name__}.{method} was interrupted (KeyboardInterrupt) during "
-            f"epoch {self.n_epochs_}; the estimator is usable and keeps {kept}; fit with "
-            "warm_start=True continues from there.",
-            UserWarning,
-            stacklevel=3,
-        )
 
     # -------------------------------------------------------- persistence
     def _export_state(self):
@@ -340,31 +250,17 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
     def _import_state(self, state):
         """Become the fitted estimator that :meth:`_export_state` described."""
         self.input_adapter_ = restore_adapter(state["input"])
-        if "target" in state:
-            self.target_encoder_ = restore_target(state["target"])
-        else:
-            # Files written before several labels per document: one label each.
-            self.target_encoder_ = SingleLabel.restore(state)
+        self.target_encoder_ = restore_target(state["target"])
         self.classes_ = self.target_encoder_.classes_
         temperature = state.get("temperature")
         self.temperature_ = None if temperature is None else np.array(temperature)
         self.checkpoint_path_ = state["checkpoint_path"]
         if "n_features_in" in state:
             self.n_features_in_ = state["n_features_in"]
-        network = self._build_network()
-        net = make_net(
-            self,
-            network,
-            None,
-            [],
-            loading_device(self),
-            self._batch_budget(),
-            self.target_encoder_,
+        self.net_ = restore_net(
+            self._make_net, self._build_network(), self._training_config(), state
         )
-        net.initialize()
-        restore_training_state(self, net, state)
-        self.net_ = net
-        self.n_epochs_ = len(net.history)
+        self.n_epochs_ = len(self.net_.history)
 
     # ---------------------------------------------------------- inference
     def _run(self, X, compute, collect):

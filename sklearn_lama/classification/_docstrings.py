@@ -7,6 +7,8 @@ the first with the entries of its parameter declarations
 documents every parameter and each text exists once.
 """
 
+from ..utils._parameters import parameter_entries
+
 __all__ = ["classifier_docstring"]
 
 
@@ -49,7 +51,7 @@ SHARED_REFERENCES = """.. [2] Wang, S. and Manning, C. D. "Baselines and Bigrams
        ``calibration``)."""
 
 
-def classifier_docstring(doc, parameters, names):
+def classifier_docstring(doc, parameters, defaults):
     """``doc`` with its fields filled; a docstring without them is returned unchanged.
 
     Parameters
@@ -58,14 +60,14 @@ def classifier_docstring(doc, parameters, names):
         A class docstring.
     parameters : dict of str to Param
         The class's parameter declarations.
-    names : iterable of str
-        The parameters in the order of the signature, which the Parameters
-        section follows.
+    defaults : dict of str to object
+        The parameters' defaults, in the order of the signature, which the
+        Parameters section follows.
     """
     if doc is None:
         return None
     texts = {
-        "parameters": "\n    ".join(parameters[name].entry(name) for name in names),
+        "parameters": parameter_entries(parameters, defaults),
         "fitted_attributes": FITTED_ATTRIBUTES,
         "shared_references": SHARED_REFERENCES,
     }

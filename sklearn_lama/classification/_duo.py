@@ -84,13 +84,11 @@ class DuoClassifier(BaseSequenceClassifier):
     _parameters = {
         "d_ff": Param(
             "int",
-            600,
             [Interval(Integral, 1, None, closed="left")],
             "Width of the fusion layer ``W^O`` (and of the encoder feed-forwards).",
         ),
         "n_layers": Param(
             "int",
-            0,
             [Interval(Integral, 0, None, closed="left")],
             """Duo Transformer encoder layers before the head. Their self-attention
             needs memory that grows with the square of the document length:
@@ -104,7 +102,6 @@ class DuoClassifier(BaseSequenceClassifier):
         ),
         "n_heads": Param(
             "int",
-            4,
             [Interval(Integral, 1, None, closed="left")],
             """Heads of each encoder layer, whose attention width is the smallest
             multiple of ``n_heads`` at least as wide as the wider embedding. Unused
@@ -112,25 +109,21 @@ class DuoClassifier(BaseSequenceClassifier):
         ),
         "attention_softmax": Param(
             "bool",
-            True,
             ["boolean"],
             "Normalise the Eq. 1-2 scores with a softmax (the paper drops it).",
         ),
         "bias": Param(
             "bool",
-            True,
             ["boolean"],
             "Biases in the fusion and output layers (the paper has none).",
         ),
         "dropout": Param(
             "float",
-            0.1,
             [Interval(Real, 0, 1, closed="left")],
             "Dropout on the fused vector and inside the encoder layers.",
         ),
         "positions": Param(
             '{"concat", "add"} or None',
-            "concat",
             [StrOptions({"concat", "add"}), None],
             """Sinusoidal position encoding given to both embeddings before the
             encoder layers and the Eq. 1-3 head: ``"concat"`` appends a
@@ -142,13 +135,11 @@ class DuoClassifier(BaseSequenceClassifier):
         ),
         "position_dim": Param(
             "int",
-            4,
             [Interval(Integral, 1, None, closed="left")],
             'Width of the ``"concat"`` position encoding.',
         ),
         "max_attention_bytes": Param(
             "int",
-            _ATTENTION_BYTES,
             [Interval(Integral, 1, None, closed="left")],
             """Budget (256 MiB) of one attention tensor of an encoder layer
             (documents x ``n_heads`` x T x T float32) in a batch, when
@@ -160,13 +151,10 @@ class DuoClassifier(BaseSequenceClassifier):
         **shared_parameters(
             optimizer={"description": '``"sgd"`` uses ``momentum``; the paper uses Adam.'},
             embedding_dropout={
-                "default": 0.5,
                 "description": """Dropout on each embedding stream's token vectors
                 while training (the paper has none: 0); fine-tuned vectors otherwise
-                fit a small training set within a few epochs.""",
+                fit a small training set within a few epochs."""
             },
-            nb_unigram_weight={"default": 3.0},
-            nb_bigram_weight={"default": 1.0},
         ),
     }
 
@@ -212,7 +200,44 @@ class DuoClassifier(BaseSequenceClassifier):
         verbose=0,
         random_state=None,
     ):
-        self._keep_arguments(locals())
+        self.d_ff = d_ff
+        self.n_layers = n_layers
+        self.n_heads = n_heads
+        self.attention_softmax = attention_softmax
+        self.bias = bias
+        self.dropout = dropout
+        self.positions = positions
+        self.position_dim = position_dim
+        self.max_attention_bytes = max_attention_bytes
+        self.embedding_dim = embedding_dim
+        self.freeze_embeddings = freeze_embeddings
+        self.embedding_dropout = embedding_dropout
+        self.nb_unigram_weight = nb_unigram_weight
+        self.nb_bigram_weight = nb_bigram_weight
+        self.nb_folds = nb_folds
+        self.max_epochs = max_epochs
+        self.max_time = max_time
+        self.batch_size = batch_size
+        self.optimizer = optimizer
+        self.lr = lr
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.ema_horizon = ema_horizon
+        self.class_weight = class_weight
+        self.calibration = calibration
+        self.callbacks = callbacks
+        self.warm_start = warm_start
+        self.checkpoint = checkpoint
+        self.device = device
+        self.precision = precision
+        self.torch_threads = torch_threads
+        self.max_batch_tokens = max_batch_tokens
+        self.inference_batch_size = inference_batch_size
+        self.verbose = verbose
+        self.random_state = random_state
 
     def _combination(self):
         # The two attention roles read the tables as separate streams.
@@ -241,10 +266,6 @@ class DuoClassifier(BaseSequenceClassifier):
                 f"Word2VecVectorizer(max_len={limit}), raise max_attention_bytes (memory "
                 "permitting), or use n_layers=0, whose memory is linear in the length."
             )
-
-    # What sklearn_lama.inspection explains with by default (method=None): the
-    # most faithful method of the deletion benchmark (benchmarks/results/explain.md).
-    _default_explanation = "integrated_gradients"
 
     def _attention_row_labels(self):
         # Eq. 1 scores S and pools P into a^P; Eq. 2 the other way round.

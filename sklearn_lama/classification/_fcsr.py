@@ -73,39 +73,33 @@ class FCSRClassifier(BaseSequenceClassifier):
     _parameters = {
         "alpha": Param(
             "float",
-            0.2,
             [Interval(Real, 0, 1, closed="left")],
             "FOFE forgetting factor, in [0, 1).",
         ),
         "learn_alpha": Param(
             "bool",
-            False,
             ["boolean"],
             "Learn ``alpha`` (starting from ``alpha``, which must then be > 0).",
         ),
         "hidden_size": Param(
             "int or None",
-            None,
             [Interval(Integral, 1, None, closed="left"), None],
             """Width ``n`` of the cell. ``None`` uses the embedding size as the paper
             does; an int adds a linear projection of the embeddings first.""",
         ),
         "pooling": Param(
             '{"attention", "mean"}',
-            "attention",
             [StrOptions({"attention", "mean"})],
             """``"attention"`` is the paper's feature attention (Eq. 9); ``"mean"``
             averages ``R_t`` over the document's tokens.""",
         ),
         "dropout": Param(
             "float",
-            0.3,
             [Interval(Real, 0, 1, closed="left")],
             "Dropout before the output layer.",
         ),
         "lr_schedule": Param(
             '{"paper"} or None',
-            None,
             [StrOptions({"paper"}), None],
             """``"paper"`` multiplies the learning rate by Eq. 16's factor each epoch,
             with ``epoch_max = max_epochs``: the paper's 40 is
@@ -113,7 +107,6 @@ class FCSRClassifier(BaseSequenceClassifier):
         ),
         "context_window": Param(
             "int or None",
-            None,
             [Interval(Integral, 1, None, closed="left"), None],
             """Limited context window of the paper's §5.3 (Fig. 3): the FOFE left and
             right contexts sum only the ``context_window`` nearest words on each
@@ -121,13 +114,11 @@ class FCSRClassifier(BaseSequenceClassifier):
         ),
         **shared_parameters(
             optimizer={"description": '``"sgd"`` uses ``momentum``; the paper uses Adam.'},
-            lr={"default": 0.01},
             embedding_dropout={
                 "description": """Dropout on the token vectors while training (the
                 paper has none). It did not help FCSR on the shipped corpora (see the
                 results page), so FCSR keeps none by default.""",
             },
-            nb_bigram_weight={"default": 3.0},
         ),
     }
 
@@ -171,7 +162,42 @@ class FCSRClassifier(BaseSequenceClassifier):
         verbose=0,
         random_state=None,
     ):
-        self._keep_arguments(locals())
+        self.alpha = alpha
+        self.learn_alpha = learn_alpha
+        self.hidden_size = hidden_size
+        self.pooling = pooling
+        self.dropout = dropout
+        self.lr_schedule = lr_schedule
+        self.context_window = context_window
+        self.embedding_dim = embedding_dim
+        self.freeze_embeddings = freeze_embeddings
+        self.embedding_dropout = embedding_dropout
+        self.nb_unigram_weight = nb_unigram_weight
+        self.nb_bigram_weight = nb_bigram_weight
+        self.nb_folds = nb_folds
+        self.max_epochs = max_epochs
+        self.max_time = max_time
+        self.batch_size = batch_size
+        self.optimizer = optimizer
+        self.lr = lr
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.ema_horizon = ema_horizon
+        self.class_weight = class_weight
+        self.calibration = calibration
+        self.callbacks = callbacks
+        self.warm_start = warm_start
+        self.checkpoint = checkpoint
+        self.device = device
+        self.precision = precision
+        self.torch_threads = torch_threads
+        self.max_batch_tokens = max_batch_tokens
+        self.inference_batch_size = inference_batch_size
+        self.verbose = verbose
+        self.random_state = random_state
 
     def _check_params(self):
         if self.learn_alpha and self.alpha == 0:
@@ -191,10 +217,6 @@ class FCSRClassifier(BaseSequenceClassifier):
             pooling=self.pooling,
             window=self.context_window,
         )
-
-    # What sklearn_lama.inspection explains with by default (method=None): the
-    # most faithful method of the deletion benchmark (benchmarks/results/explain.md).
-    _default_explanation = "integrated_gradients"
 
     def _attention_row_labels(self):
         return ["attention"]

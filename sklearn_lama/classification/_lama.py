@@ -94,28 +94,24 @@ class LAMAClassifier(BaseSequenceClassifier):
     _parameters = {
         "n_heads": Param(
             "int",
-            15,
             [Interval(Integral, 1, None, closed="left")],
             "Number of attention heads ``m``.",
         ),
         "rank": Param(
             "int",
-            1,
             [Interval(Integral, 1, None, closed="left")],
             "Rank ``k`` of each head's bilinear factorisation (Eq. 10).",
         ),
         "hidden_size": Param(
-            "int", 50, [Interval(Integral, 1, None, closed="left")], "BiGRU hidden size ``h``."
+            "int", [Interval(Integral, 1, None, closed="left")], "BiGRU hidden size ``h``."
         ),
         "encoder": Param(
             '{"bigru", "none"}',
-            "bigru",
             [StrOptions({"bigru", "none"})],
             '``"none"`` gives the LAMA Encoder (attention over the embeddings, no RNN).',
         ),
         "chunk_length": Param(
             "int or None",
-            1024,
             [Interval(Integral, 1, None, closed="left"), None],
             """Documents longer than this many tokens go through the BiGRU in chunks
             of that length, each warmed up over the ``chunk_length // 4`` tokens
@@ -126,50 +122,39 @@ class LAMAClassifier(BaseSequenceClassifier):
         ),
         "context": Param(
             '{"mean", "learned"}',
-            "mean",
             [StrOptions({"mean", "learned"})],
             """``"mean"``: LAMA+ctx, the context is the document's mean word
             embedding; ``"learned"``: LAMA, one learned context vector.""",
         ),
         "regularization": Param(
             '{"positions", "embeddings"} or None',
-            None,
             [StrOptions({"positions", "embeddings"}), None],
             """Disagreement regularisation over attended positions (Eq. 19a) or over
             the head embeddings (Eq. 19b).""",
         ),
         "reg_lambda": Param(
             "float",
-            0.2,
             [Interval(Real, 0, None, closed="left")],
             "Weight ``λ`` of the disagreement penalty (paper: 0.2).",
         ),
         "mlp_hidden": Param(
             "int",
-            512,
             [Interval(Integral, 1, None, closed="left")],
             "Hidden units of the classifier MLP.",
         ),
         "dropout": Param(
             "float",
-            0.4,
             [Interval(Real, 0, 1, closed="left")],
             "Dropout on the MLP hidden layer.",
         ),
         **shared_parameters(
             optimizer={"description": '``"sgd"`` uses ``momentum`` (the paper\'s choice).'},
-            weight_decay={
-                "default": 1e-4,
-                "description": "L2 penalty applied by the optimiser (paper: 1e-4).",
-            },
+            weight_decay={"description": "L2 penalty applied by the optimiser (paper: 1e-4)."},
             embedding_dropout={
-                "default": 0.3,
                 "description": """Dropout on the token vectors while training (the
                 paper has none: 0); fine-tuned vectors otherwise fit a small training
-                set within a few epochs.""",
+                set within a few epochs."""
             },
-            nb_unigram_weight={"default": 3.0},
-            nb_bigram_weight={"default": 0.5},
         ),
     }
 
@@ -216,7 +201,45 @@ class LAMAClassifier(BaseSequenceClassifier):
         verbose=0,
         random_state=None,
     ):
-        self._keep_arguments(locals())
+        self.n_heads = n_heads
+        self.rank = rank
+        self.hidden_size = hidden_size
+        self.encoder = encoder
+        self.chunk_length = chunk_length
+        self.context = context
+        self.regularization = regularization
+        self.reg_lambda = reg_lambda
+        self.mlp_hidden = mlp_hidden
+        self.dropout = dropout
+        self.embedding_dim = embedding_dim
+        self.freeze_embeddings = freeze_embeddings
+        self.embedding_dropout = embedding_dropout
+        self.nb_unigram_weight = nb_unigram_weight
+        self.nb_bigram_weight = nb_bigram_weight
+        self.nb_folds = nb_folds
+        self.max_epochs = max_epochs
+        self.max_time = max_time
+        self.batch_size = batch_size
+        self.optimizer = optimizer
+        self.lr = lr
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.ema_horizon = ema_horizon
+        self.class_weight = class_weight
+        self.calibration = calibration
+        self.callbacks = callbacks
+        self.warm_start = warm_start
+        self.checkpoint = checkpoint
+        self.device = device
+        self.precision = precision
+        self.torch_threads = torch_threads
+        self.max_batch_tokens = max_batch_tokens
+        self.inference_batch_size = inference_batch_size
+        self.verbose = verbose
+        self.random_state = random_state
 
     def _build_core(self, input_size, n_classes):
         core = LAMAModule(
@@ -235,10 +258,6 @@ class LAMAClassifier(BaseSequenceClassifier):
         if core.encoder is not None:
             core.encoder.chunk_length = self.chunk_length
         return core
-
-    # What sklearn_lama.inspection explains with by default (method=None): the
-    # most faithful method of the deletion benchmark (benchmarks/results/explain.md).
-    _default_explanation = "integrated_gradients"
 
     def _attention_row_labels(self):
         return [f"head {j + 1}" for j in range(self.n_heads)]

@@ -11,7 +11,7 @@ section from them.
 
 from numbers import Integral, Real
 
-from ..training._parameters import INFERENCE_BATCH, OPTIMIZERS, TRAINING_PARAMETERS
+from ..training._parameters import OPTIMIZERS, TRAINING_PARAMETERS
 from ..utils._parameters import Param
 from ..utils._sklearn_compat import Interval, Options, StrOptions
 
@@ -20,26 +20,22 @@ __all__ = ["ADDITIONS_OFF", "CLASSIFIER_PARAMETERS", "shared_parameters"]
 CLASSIFIER_PARAMETERS = {
     "embedding_dim": Param(
         "int",
-        100,
         [Interval(Integral, 1, None, closed="left")],
         """Embedding size learned from scratch when ``X`` is an integer id array
         (unused otherwise: the tables or vectors of ``X`` set the size).""",
     ),
     "freeze_embeddings": Param(
         "bool",
-        False,
         ["boolean"],
         "Keep the embedding tables fixed instead of fine-tuning them.",
     ),
     "embedding_dropout": Param(
         "float",
-        0.0,
         [Interval(Real, 0, 1, closed="left")],
         "Dropout on the token vectors while training (the papers have none: 0).",
     ),
     "nb_unigram_weight": Param(
         "float",
-        0.0,
         [Interval(Real, 0, None, closed="left")],
         """Weight of the Naive Bayes features of single tokens, appended to every
         token vector when ``X`` comes with embedding tables (the vectorizers'
@@ -62,7 +58,6 @@ CLASSIFIER_PARAMETERS = {
     ),
     "nb_bigram_weight": Param(
         "float",
-        0.0,
         [Interval(Real, 0, None, closed="left")],
         """Weight of the Naive Bayes features of word pairs, appended to every
         token vector after those of ``nb_unigram_weight`` (same tables, same
@@ -78,8 +73,6 @@ CLASSIFIER_PARAMETERS = {
     ),
     "nb_folds": Param(
         "int",
-        10,
-        # One fold would leave no document to count for the training rows.
         [Interval(Integral, 2, None, closed="left"), Options(Integral, {0})],
         """Cross-fitting of the Naive Bayes ratios (``nb_unigram_weight``,
         ``nb_bigram_weight``): while training, each document reads the ratios
@@ -95,32 +88,27 @@ CLASSIFIER_PARAMETERS = {
     ),
     "batch_size": Param(
         "int",
-        32,
         [Interval(Integral, 1, None, closed="left")],
         """Documents per training batch (batches also keep within a budget of
         padded tokens, so a batch of long documents holds fewer).""",
     ),
     "optimizer": Param(
         '{"sgd", "adam"}',
-        "adam",
         [StrOptions(set(OPTIMIZERS))],
         '``"sgd"`` uses ``momentum``.',
     ),
     "momentum": Param(
         "float",
-        0.9,
         [Interval(Real, 0, 1, closed="left")],
         'SGD momentum, used with ``optimizer="sgd"``.',
     ),
     "weight_decay": Param(
         "float",
-        0.0,
         [Interval(Real, 0, None, closed="left")],
         "L2 penalty applied by the optimiser.",
     ),
     "ema_horizon": Param(
         "float",
-        0.5,
         [Interval(Real, 0, None, closed="left")],
         """Horizon, in epochs, of an exponential moving average of the weights
         (Polyak averaging): after every training step the average moves
@@ -137,7 +125,6 @@ CLASSIFIER_PARAMETERS = {
     ),
     "class_weight": Param(
         'dict, list of dict, "balanced" or None',
-        None,
         [dict, list, StrOptions({"balanced"}), None],
         """Weights of the classes in the loss, as in scikit-learn's linear
         models: a dict ``{label: weight}``, ``"balanced"`` for
@@ -150,7 +137,6 @@ CLASSIFIER_PARAMETERS = {
     ),
     "calibration": Param(
         '{"temperature"} or None',
-        None,
         [StrOptions({"temperature"}), None],
         """``"temperature"`` divides the logits by temperatures fitted, after
         training, to minimise the log-loss of the validation split that
@@ -165,7 +151,6 @@ CLASSIFIER_PARAMETERS = {
     ),
     "inference_batch_size": Param(
         "int",
-        INFERENCE_BATCH,
         [Interval(Integral, 1, None, closed="left")],
         """Most documents per batch in ``predict``, ``predict_proba``,
         ``decision_function``, ``attention_weights`` and validation (at
@@ -191,7 +176,8 @@ def shared_parameters(**changes):
     ----------
     **changes : dict
         For a parameter name, the fields of its declaration that differ for
-        this classifier, e.g. ``lr={"default": 0.01}``.
+        this classifier, e.g. ``lr={"description": "..."}`` (defaults are the
+        ``__init__`` signature's).
 
     Returns
     -------

@@ -209,14 +209,14 @@ class BatchBudget:
 
     Parameters
     ----------
-    max_tokens : int, default=MAX_BATCH_TOKENS
+    max_tokens : int
         Budget of padded tokens per batch.
     max_pairs : int, default=None
         Budget of padded token pairs per batch; ``None`` for models linear in
         the length.
     """
 
-    def __init__(self, max_tokens=MAX_BATCH_TOKENS, max_pairs=None):
+    def __init__(self, max_tokens, max_pairs=None):
         self.max_tokens = max_tokens
         self.max_pairs = max_pairs
 

@@ -8,8 +8,7 @@ import numpy as np
 import torch
 from skorch.callbacks import Callback, Checkpoint, EarlyStopping, ProgressBar
 
-from ..utils._persistence import check_writable, save_weights
-from ._parameters import TRAINING_PARAMETERS
+from ..utils._persistence import check_writable
 
 __all__ = [
     "EpochCut",
@@ -101,19 +100,18 @@ def _stopped_training(callback):
     return isinstance(callback, TimeBudget) and callback.exhausted_
 
 
-def fit_key(estimator, *arrays):
+def fit_key(config, *arrays):
     """12 hex digits identifying one fit: the estimator's parameters and its training data.
 
-    ``arrays`` are the training data (``None`` entries are skipped). The same
-    parameters on the same data give the same key, so a checkpoint file of a
-    killed fit is found again under its name; every fit of a search (another
-    candidate or another split) gets its own. Parameters declared not to
-    identify a fit (where it runs, is written or reported) are left out.
+    ``config`` is the fit's :class:`~._config.TrainingConfig`, whose
+    ``identity`` names the estimator's class and the parameters that
+    identify a fit (not those that only say where it runs, is written or
+    reported); ``arrays`` are the training data (``None`` entries are
+    skipped). The same parameters on the same data give the same key, so a
+    checkpoint file of a killed fit is found again under its name; every
+    fit of a search (another candidate or another split) gets its own.
     """
-    declared = getattr(type(estimator), "_parameters", None) or TRAINING_PARAMETERS
-    ignored = {name for name, param in declared.items() if not param.identifies_fit}
-    params = {k: v for k, v in estimator.get_params(deep=False).items() if k not in ignored}
-    digest = hashlib.sha256(f"{type(estimator).__name__}{sorted(params.items())!r}".encode())
+    digest = hashlib.sha256(config.identity.encode())
     for array in arrays:
         if array is not None:
             digest.update(np.ascontiguousarray(array).tobytes())
@@ -204,11 +202,11 @@ class WeightsCheckpoint(Checkpoint):
     name (``{last_epoch[epoch]}`` and the other fields of skorch's
     templates); ``{fit}`` is replaced by :func:`fit_key`, which is inserted
     before the suffix when the path does not contain it, so that every fit of
-    a search writes its own file. The file holds the whole estimator, which
-    ``estimator.net_`` must be the net in training of.
+    a search writes its own file. ``save(path)`` writes the file: the whole
+    estimator in training, in the format of :func:`~sklearn_lama.save_weights`.
     """
 
-    def __init__(self, estimator, f_weights, monitor="valid_loss_best", sink=_silent):
+    def __init__(self, save, f_weights, monitor="valid_loss_best", sink=_silent):
         super().__init__(
             monitor=monitor,
             f_params=None,
@@ -217,11 +215,11 @@ class WeightsCheckpoint(Checkpoint):
             f_history=None,
             sink=sink,
         )
-        self.estimator = estimator
+        self.save = save
         self.f_weights = f_weights
 
     def save_model(self, net):
-        save_weights(self.estimator, self._format_target(net, self.f_weights, -1))
+        self.save(self._format_target(net, self.f_weights, -1))
 
 
 def checkpoint_template(path, key):
@@ -234,20 +232,22 @@ def checkpoint_template(path, key):
     return path.replace("{fit}", key)
 
 
-def build_callbacks(estimator, split, checkpoint, extra, averaging=0.0, spent=0.0):
+def build_callbacks(config, split, checkpoint, save, extra, averaging=0.0, spent=0.0):
     """The net's callbacks: the user's, progress, averaging, checkpoint, early stopping, ``extra``.
 
-    ``estimator`` has the parameters ``callbacks``, ``verbose``,
-    ``patience`` and ``max_time`` (a :class:`TimeBudget`, the last callback,
-    to which ``spent`` seconds of work before training already count);
-    ``split`` is the net's ``train_split`` (``None``: no validation, hence no
-    early stopping); ``extra`` are the estimator's own callbacks (e.g. a
-    learning-rate schedule), before the budget. ``averaging`` is the
-    per-step decay of the weight average (:class:`WeightAveraging`); 0
-    leaves it out.
+    ``config`` is the :class:`~._config.TrainingConfig` (``callbacks``,
+    ``verbose``, ``patience`` and ``max_time``: a :class:`TimeBudget`, the
+    last callback, to which ``spent`` seconds of work before training
+    already count); ``split`` is the net's ``train_split`` (``None``: no
+    validation, hence no early stopping); ``checkpoint`` the file of the
+    checkpoints (``None``: none), which ``save(path)`` writes; ``extra`` are
+    the model's own callbacks (e.g. a learning-rate schedule), before the
+    budget. ``averaging`` is the per-step decay of the weight average
+    (:class:`WeightAveraging`); 0 leaves it out.
     """
-    callbacks = list(estimator.callbacks or [])
-    if estimator.verbose:
+    sink = print if config.verbose else _silent
+    callbacks = list(config.callbacks or [])
+    if config.verbose:
         callbacks.append(ProgressBar())
     if averaging:
         # Before the checkpoint and early stopping, which must see the average.
@@ -255,21 +255,18 @@ def build_callbacks(estimator, split, checkpoint, extra, averaging=0.0, spent=0.
     if checkpoint is not None:
         callbacks.append(
             WeightsCheckpoint(
-                estimator,
+                save,
                 checkpoint,
                 monitor="valid_loss_best" if split is not None else None,
-                sink=print if estimator.verbose else _silent,
+                sink=sink,
             )
         )
     if split is not None:
         callbacks.append(
             EarlyStopping(
-                monitor="valid_loss",
-                patience=estimator.patience,
-                load_best=True,
-                sink=print if estimator.verbose else _silent,
+                monitor="valid_loss", patience=config.patience, load_best=True, sink=sink
             )
         )
     callbacks.extend(extra)
-    callbacks.append(TimeBudget(estimator.max_time, spent))
+    callbacks.append(TimeBudget(config.max_time, spent))
     return callbacks

@@ -51,16 +51,19 @@ def check_precision(precision, device):
         )
 
 
-def loading_device(estimator):
-    """The device a loaded estimator runs on: its own, or the CPU (with a warning) when absent."""
+def loading_device(device, owner):
+    """The device a loaded estimator runs on: its own, or the CPU (with a warning) when absent.
+
+    ``device`` is the estimator's ``device`` parameter, ``owner`` its class name.
+    """
     try:
-        return check_device(estimator.device)
+        return check_device(device)
     except ValueError:
         warnings.warn(
-            f"{type(estimator).__name__} was saved with device={estimator.device!r}, which is "
+            f"{owner} was saved with device={device!r}, which is "
             "not available here; it is loaded on the CPU.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
         return torch.device("cpu")
 

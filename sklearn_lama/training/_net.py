@@ -22,7 +22,7 @@ _FUSED_DEVICES = ("cpu", "cuda")
 __all__ = [
     "NetMixin",
     "PenalisedNet",
-    "make_net",
+    "make_classifier_net",
     "net_params",
     "restore_training_state",
     "training_state",
@@ -67,30 +67,36 @@ class NetMixin:
         with self.autocast():
             return super().infer(x, **fit_params)
 
-    def train_step(self, batch, **fit_params):
+    def train_step_single(self, batch, **fit_params):
         if self.scaler_ is None:
-            return super().train_step(batch, **fit_params)
+            return super().train_step_single(batch, **fit_params)
         # The scaled loss goes backward; gradients are unscaled before the
-        # callbacks see them (e.g. GradientNormClipping) and the step, which
-        # the scaler skips when they hold inf or NaN.
-        self._zero_grad_optimizer()
-        self._set_training(True)
+        # callbacks see them (e.g. GradientNormClipping) and the step.
+        self.module_.train()
+        self.criterion_.train()
         Xi, yi = batch
         y_pred = self.infer(Xi, **fit_params)
         loss = self.get_loss(y_pred, yi, X=Xi, training=True)
         self.scaler_.scale(loss).backward()
-        for name in self._optimizers:
-            self.scaler_.unscale_(getattr(self, name + "_"))
+        self.scaler_.unscale_(self.optimizer_)
+        return {"loss": loss, "y_pred": y_pred}
+
+    def train_step(self, batch, **fit_params):
+        if self.scaler_ is None:
+            return super().train_step(batch, **fit_params)
+        # skorch's train_step would call optimizer_.step(); the scaler's step
+        # skips it when the gradients hold inf or NaN, then adapts the scale.
+        self.optimizer_.zero_grad()
+        step = self.train_step_single(batch, **fit_params)
         self.notify(
             "on_grad_computed",
             named_parameters=TeeGenerator(self.get_all_learnable_params()),
             batch=batch,
             training=True,
         )
-        for name in self._optimizers:
-            self.scaler_.step(getattr(self, name + "_"))
+        self.scaler_.step(self.optimizer_)
         self.scaler_.update()
-        return {"loss": loss, "y_pred": y_pred}
+        return step
 
     def fit_loop(self, X, y=None, **fit_params):
         # skorch swallows KeyboardInterrupt (then restores the best weights in
@@ -171,8 +177,8 @@ class PenalisedNet(NetMixin, NeuralNetClassifier):
         return losses.reshape(len(losses), -1).sum(dim=1).mean() + penalty
 
 
-def net_params(estimator, split, callbacks, device, budget):
-    """skorch arguments that every net of the package takes from its estimator.
+def net_params(config, split, callbacks, device, budget):
+    """skorch arguments that every net of the package takes from the training configuration.
 
     Validation split, callbacks, device, ``precision`` (see
     :func:`run_precision`), progress (``verbose``) and data loading: length
@@ -192,32 +198,47 @@ def net_params(estimator, split, callbacks, device, budget):
         "iterator_valid": make_loader,
         "iterator_valid__budget": budget,
         "iterator_valid__pin_memory": pinned,
-        "precision": run_precision(estimator.precision, device),
-        "verbose": int(estimator.verbose),
+        "precision": run_precision(config.precision, device),
+        "verbose": int(config.verbose),
+        "lr": config.lr,
+        "max_epochs": config.max_epochs,
     }
 
 
-def make_net(estimator, network, split, callbacks, device, budget, target):
-    """The skorch net that trains ``network`` with the estimator's settings, within ``budget``.
+def make_classifier_net(
+    module,
+    config,
+    split,
+    callbacks,
+    device,
+    *,
+    target,
+    budget,
+    optimizer,
+    momentum,
+    weight_decay,
+    batch_size,
+    inference_batch_size,
+):
+    """The :class:`PenalisedNet` that trains a classifier's ``module``, within ``budget``.
 
-    ``target`` is the estimator's target encoding (see :class:`PenalisedNet`).
+    ``target`` is the estimator's target encoding (see :class:`PenalisedNet`);
+    ``optimizer`` a key of :data:`OPTIMIZERS` (``momentum`` is SGD's).
     """
     optimizer_params = {
-        "optimizer__weight_decay": estimator.weight_decay,
+        "optimizer__weight_decay": weight_decay,
         "optimizer__fused": torch.device(device).type in _FUSED_DEVICES,
     }
-    if estimator.optimizer == "sgd":
-        optimizer_params["optimizer__momentum"] = estimator.momentum
+    if optimizer == "sgd":
+        optimizer_params["optimizer__momentum"] = momentum
     return PenalisedNet(
-        module=network,
+        module=module,
         criterion=target.loss(),
         target=target,
-        optimizer=OPTIMIZERS[estimator.optimizer],
-        lr=estimator.lr,
-        max_epochs=estimator.max_epochs,
-        batch_size=estimator.batch_size,
-        iterator_valid__batch_size=max(estimator.batch_size, estimator.inference_batch_size),
-        **net_params(estimator, split, callbacks, device, budget),
+        optimizer=OPTIMIZERS[optimizer],
+        batch_size=batch_size,
+        iterator_valid__batch_size=max(batch_size, inference_batch_size),
+        **net_params(config, split, callbacks, device, budget),
         **optimizer_params,
     )
 
@@ -236,13 +257,17 @@ def training_state(net):
     }
 
 
-def restore_training_state(estimator, net, state):
-    """Load a previous training's weights, optimizer state and history into ``net``."""
+def restore_training_state(net, state, owner):
+    """Load a previous training's weights, optimizer state and history into ``net``.
+
+    ``owner`` is the estimator's class name, for the message of a state that
+    does not fit the net.
+    """
     try:
         net.module_.load_state_dict(state["network"])
     except RuntimeError as exc:
         raise ValueError(
-            f"The trained network does not fit the one {type(estimator).__name__}'s "
+            f"The trained network does not fit the one {owner}'s "
             "current parameters build (were architecture parameters changed after "
             f"fitting?): {str(exc).splitlines()[0]}"
         ) from None

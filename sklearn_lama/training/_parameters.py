@@ -7,13 +7,11 @@ import torch
 
 from ..utils._parameters import Param
 from ..utils._sklearn_compat import Interval, StrOptions
-from ._batching import MAX_BATCH_TOKENS
 
 __all__ = [
     "INFERENCE_BATCH",
     "OPTIMIZERS",
     "PRECISIONS",
-    "TRAINING_CONSTRAINTS",
     "TRAINING_PARAMETERS",
 ]
 
@@ -32,13 +30,11 @@ PRECISIONS = {"32": None, "bf16": torch.bfloat16, "16-mixed": torch.float16}
 TRAINING_PARAMETERS = {
     "max_epochs": Param(
         "int",
-        20,
         [Interval(Integral, 1, None, closed="left")],
         "Maximum passes over the training data.",
     ),
     "max_time": Param(
         "float or None",
-        None,
         [Interval(Real, 0, None, closed="neither"), None],
         """Training budget of a ``fit`` in seconds (``None``: none), checked after
         every training batch: the epoch then ends there (it is still validated
@@ -46,10 +42,9 @@ TRAINING_PARAMETERS = {
         at the end of an epoch does not. ``net_.history`` records the time so
         far as ``seconds``.""",
     ),
-    "lr": Param("float", 1e-3, [Interval(Real, 0, None, closed="neither")], "Learning rate."),
+    "lr": Param("float", [Interval(Real, 0, None, closed="neither")], "Learning rate."),
     "early_stopping": Param(
         "bool",
-        True,
         ["boolean"],
         """Hold out ``validation_fraction`` of the training data (stratified) and
         keep the weights of the epoch with the lowest validation loss, stopping
@@ -59,13 +54,11 @@ TRAINING_PARAMETERS = {
     ),
     "validation_fraction": Param(
         "float",
-        0.1,
         [Interval(Real, 0, 1, closed="neither")],
         "Share of the training data held out for early stopping.",
     ),
     "patience": Param(
         "int",
-        2,
         [Interval(Integral, 1, None, closed="left")],
         """Epochs without improvement before stopping. The shipped models reach
         their lowest validation loss within a few epochs and the epochs after
@@ -74,7 +67,6 @@ TRAINING_PARAMETERS = {
     ),
     "callbacks": Param(
         "list or None",
-        None,
         [list, None],
         """skorch callbacks added to the net, as instances or ``(name, callback)``
         pairs (e.g. ``skorch.callbacks.LRScheduler``, ``GradientNormClipping``).
@@ -84,7 +76,6 @@ TRAINING_PARAMETERS = {
     ),
     "warm_start": Param(
         "bool",
-        False,
         ["boolean"],
         """When the estimator is already fitted, ``fit`` continues training the
         current network, weights and optimizer state, for ``max_epochs`` more
@@ -99,7 +90,6 @@ TRAINING_PARAMETERS = {
     ),
     "checkpoint": Param(
         "str or path-like",
-        None,
         [str, os.PathLike, None],
         """File name for checkpoints in the format of
         :func:`~sklearn_lama.save_weights`, written after each epoch that
@@ -120,7 +110,6 @@ TRAINING_PARAMETERS = {
     ),
     "device": Param(
         "str or torch.device",
-        "cpu",
         [str, torch.device],
         """Where the network trains and predicts: ``"cpu"``, ``"cuda"``,
         ``"cuda:N"`` or ``"mps"`` (Apple GPUs), where available.""",
@@ -128,7 +117,6 @@ TRAINING_PARAMETERS = {
     ),
     "precision": Param(
         '{"32", "bf16", "16-mixed"}',
-        "32",
         [StrOptions(set(PRECISIONS))],
         """Arithmetic of the forward pass. ``"32"``: float32 throughout.
         ``"bf16"``: :func:`torch.autocast` to bfloat16 (on the CPU, and on
@@ -141,7 +129,6 @@ TRAINING_PARAMETERS = {
     ),
     "torch_threads": Param(
         "int or None",
-        None,
         [
             Interval(Integral, 1, None, closed="left"),
             Interval(Integral, None, -1, closed="right"),
@@ -160,7 +147,6 @@ TRAINING_PARAMETERS = {
     ),
     "max_batch_tokens": Param(
         "int",
-        MAX_BATCH_TOKENS,
         [Interval(Integral, 1, None, closed="left")],
         """Budget of padded tokens (documents x longest length) of every batch,
         in training and inference; a longer document is a batch of its own.
@@ -169,7 +155,6 @@ TRAINING_PARAMETERS = {
     ),
     "verbose": Param(
         "int",
-        0,
         ["verbose"],
         """Above 0, print a progress bar and a per-epoch table of training
         loss/accuracy and validation loss/accuracy.""",
@@ -177,14 +162,9 @@ TRAINING_PARAMETERS = {
     ),
     "random_state": Param(
         "int, RandomState instance or None",
-        None,
         ["random_state"],
         """Seeds initialisation, shuffling, dropout and the validation split. With
         an int, fits on the same data give the same model, whatever the order
         of the documents.""",
     ),
 }
-
-
-#: scikit-learn's constraints of :data:`TRAINING_PARAMETERS`.
-TRAINING_CONSTRAINTS = {name: param.constraints for name, param in TRAINING_PARAMETERS.items()}

@@ -103,29 +103,28 @@ def schedule_callback(warmup_steps, steps_done=0):
     )
 
 
-def make_translation_net(estimator, module, split, callbacks, device):
+def make_translation_net(module, config, split, callbacks, device, *, label_smoothing):
     """The :class:`TranslationNet` that trains ``module`` with the translator's settings.
 
     Adam with the Transformer's ``betas=(0.9, 0.98)`` and ``eps=1e-9``, at
-    ``estimator.lr`` (scaled by the schedule among ``callbacks``); training
-    batches of pairs of similar length, one pool of ``max_batch_tokens``
-    pairs sorted at a time, each batch within ``max_batch_tokens`` padded
-    tokens; validation batches in the order of the validation set, within
-    the same budget.
+    ``config.lr`` (scaled by the schedule among ``callbacks``); the training
+    loss smoothed by ``label_smoothing``; training batches of pairs of
+    similar length, one pool of ``config.max_batch_tokens`` pairs sorted at
+    a time, each batch within ``config.max_batch_tokens`` padded tokens;
+    validation batches in the order of the validation set, within the same
+    budget.
     """
     return TranslationNet(
         module=module,
         criterion=torch.nn.CrossEntropyLoss,
         criterion__ignore_index=PAD_ID,
-        criterion__label_smoothing=estimator.label_smoothing,
+        criterion__label_smoothing=label_smoothing,
         optimizer=torch.optim.Adam,
         optimizer__betas=(0.9, 0.98),
         optimizer__eps=1e-9,
-        lr=estimator.lr,
-        max_epochs=estimator.max_epochs,
         # Batches are bounded by their tokens; a pair has at least one.
-        batch_size=estimator.max_batch_tokens,
+        batch_size=config.max_batch_tokens,
         # Pools of one batch's worth of pairs: batch order and content change every epoch.
         iterator_train__pool_batches=1,
-        **net_params(estimator, split, callbacks, device, BatchBudget(estimator.max_batch_tokens)),
+        **net_params(config, split, callbacks, device, BatchBudget(config.max_batch_tokens)),
     )

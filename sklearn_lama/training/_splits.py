@@ -35,17 +35,19 @@ class HoldOut(RowSplit):
 
     With ``strata``, the rows are those skorch's ``ValidSplit(fraction,
     stratified=True, random_state=seed)`` would hold out; ``strata=None``
-    (several labels per document) draws them uniformly. Drawing them up
-    front lets the training-set statistics (the Naive Bayes features) leave
-    them out.
+    (several labels per document, or sentence pairs) draws them uniformly
+    from ``n_rows`` rows. ``test_size`` is a share of the rows or a number
+    of rows, as in :class:`~sklearn.model_selection.ShuffleSplit`. Drawing
+    them up front lets the training-set statistics (the Naive Bayes
+    features, subword vocabularies) leave them out.
     """
 
-    def __init__(self, strata, validation_fraction, seed, n_rows=None):
+    def __init__(self, strata, test_size, seed, n_rows=None):
         if strata is None:
-            splitter = ShuffleSplit(test_size=validation_fraction, random_state=seed)
+            splitter = ShuffleSplit(test_size=test_size, random_state=seed)
             super().__init__(*next(splitter.split(np.zeros(n_rows))))
         else:
-            splitter = StratifiedShuffleSplit(test_size=validation_fraction, random_state=seed)
+            splitter = StratifiedShuffleSplit(test_size=test_size, random_state=seed)
             super().__init__(*next(splitter.split(np.zeros(len(strata)), strata)))
 
 

@@ -21,38 +21,32 @@ def _shared(name, **changes):
 TRANSLATOR_PARAMETERS = {
     "d_model": Param(
         "int",
-        256,
         [Interval(Integral, 1, None, closed="left")],
         """Width of each embedding stream and of every layer.""",
     ),
     "n_heads": Param(
         "int",
-        4,
         [Interval(Integral, 1, None, closed="left")],
         """Attention heads; must divide ``d_model``.""",
     ),
     "d_ff": Param(
         "int",
-        1024,
         [Interval(Integral, 1, None, closed="left")],
         """Feed-forward width.""",
     ),
     "n_layers": Param(
         "int",
-        3,
         [Interval(Integral, 0, None, closed="left")],
         """Encoder layers and decoder layers (each).""",
     ),
     "dropout": Param(
         "float",
-        0.1,
         [Interval(Real, 0, 1, closed="left")],
         """Dropout rate of the embeddings and of every attention and feed-forward
         sub-layer, as in the Transformer.""",
     ),
     "meta_embeddings": Param(
         "bool",
-        True,
         ["boolean"],
         """Two embedding streams instead of one, on both sides: every encoder
         self-attention and decoder cross-attention is Duo attention (Eq. 4-5).
@@ -60,14 +54,12 @@ TRANSLATOR_PARAMETERS = {
     ),
     "weight_sharing": Param(
         "bool",
-        True,
         ["boolean"],
         """In every attention, one stream's key and value projections are one
         matrix (§3.2.1). The second step of Table 6.""",
     ),
     "duo_norm": Param(
         "bool",
-        True,
         ["boolean"],
         """In the decoder, the Duo layer norm (Eq. 6) between the masked
         attention and the feed-forward (§3.4); needs ``meta_embeddings``.
@@ -75,7 +67,6 @@ TRANSLATOR_PARAMETERS = {
     ),
     "fusion": Param(
         "bool",
-        True,
         ["boolean"],
         """The output layer is tied to the target embeddings through a learned
         projection of their concatenation (§3.3); off, to the embeddings
@@ -83,7 +74,6 @@ TRANSLATOR_PARAMETERS = {
     ),
     "embedding_init": Param(
         '{"auto", "word2vec", "random"}',
-        "auto",
         [StrOptions({"auto", "word2vec", "random"})],
         """How the subword embedding tables start. ``"word2vec"``: from word2vec
         vectors (gensim) learned in ``fit`` on the training pairs' subwords,
@@ -102,33 +92,27 @@ TRANSLATOR_PARAMETERS = {
     # SentencePiece needs room for the 256 byte pieces, the reserved ids and the placeholders.
     "vocab_size": Param(
         "int",
-        8000,
         [Interval(Integral, 300, None, closed="left")],
         """Subwords per side (a soft limit: fewer on a small corpus).""",
     ),
     "label_smoothing": Param(
         "float",
-        0.1,
         [Interval(Real, 0, 1, closed="left")],
         """Label smoothing of the training loss (the validation loss has none).""",
     ),
     "lr": _shared("lr", description="""Peak learning rate, reached at the end of the warm-up."""),
     "warmup_steps": Param(
         "int",
-        1000,
         [Interval(Integral, 1, None, closed="left")],
         """Updates of the linear warm-up.""",
     ),
     "max_batch_tokens": _shared(
         "max_batch_tokens",
-        default=4096,
         description="""Padded tokens (sentences x longest of source and target) per batch,
         in training and validation; also bounds the sentences x beams x
         length decoded at once in ``predict``.""",
     ),
-    "max_epochs": _shared(
-        "max_epochs", default=30, description="""Maximum passes over the training pairs."""
-    ),
+    "max_epochs": _shared("max_epochs", description="""Maximum passes over the training pairs."""),
     "max_time": _shared(
         "max_time",
         description="""Training budget of a ``fit`` in seconds, checked after every training
@@ -151,31 +135,26 @@ TRANSLATOR_PARAMETERS = {
     ),
     "patience": _shared(
         "patience",
-        default=3,
         description="""Epochs without a lower validation loss before stopping.""",
     ),
     "beam_size": Param(
         "int",
-        4,
         [Interval(Integral, 1, None, closed="left")],
         """1 for greedy decoding.""",
     ),
     "length_penalty": Param(
         "float",
-        0.6,
         [Interval(Real, 0, None, closed="left")],
         """Exponent of the GNMT length penalty in beam search.""",
     ),
     "max_length": Param(
         "int or None",
-        None,
         [Interval(Integral, 1, None, closed="left"), None],
         """Most target subwords per translation; ``None``: twice the source
         length plus 10.""",
     ),
     "max_source_length": Param(
         "int",
-        512,
         [Interval(Integral, 1, None, closed="left")],
         """Most subwords (or tokens of a ``TokenSequences``) of a source that
         ``predict`` reads: a longer source is cut to its first

@@ -6,18 +6,15 @@ import warnings
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from skorch.callbacks import EarlyStopping
 
 from ..modules import DuoTranslationModule
 from ..text._sequences import TokenSequences
-from ..training._batching import PairBatches
-from ..training._callbacks import build_callbacks, checkpoint_template, fit_key
-from ..training._devices import check_device, check_precision, loading_device
-from ..training._net import restore_training_state, training_state
-from ..training._seq2seq import make_translation_net, schedule_callback
-from ..training._splits import RowSplit
+from ..training._config import training_config
+from ..training._driver import restore_net, train
+from ..training._net import training_state
+from ..training._seq2seq import make_translation_net
+from ..training._splits import HoldOut
 from ..utils._parameters import DeclaredParameters
 from ..utils._persistence import register
 from ..utils._threads import resolve_threads, torch_threads
@@ -25,14 +22,13 @@ from ._decoding import beam_search, greedy_search
 from ._parameters import TRANSLATOR_PARAMETERS
 from ._subword_vectors import start_from_word2vec
 from ._subwords import (
-    BOS_ID,
-    EOS_ID,
     SubwordModel,
     normalize_spaces,
     optional_import,
     protect_placeholders,
     restore_placeholders,
 )
+from ._training import TranslatorTraining
 
 __all__ = ["DuoTranslator"]
 
@@ -161,7 +157,38 @@ class DuoTranslator(DeclaredParameters, BaseEstimator):
         verbose=0,
         random_state=None,
     ):
-        self._keep_arguments(locals())
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.d_ff = d_ff
+        self.n_layers = n_layers
+        self.dropout = dropout
+        self.meta_embeddings = meta_embeddings
+        self.weight_sharing = weight_sharing
+        self.duo_norm = duo_norm
+        self.fusion = fusion
+        self.embedding_init = embedding_init
+        self.vocab_size = vocab_size
+        self.label_smoothing = label_smoothing
+        self.lr = lr
+        self.warmup_steps = warmup_steps
+        self.max_batch_tokens = max_batch_tokens
+        self.max_epochs = max_epochs
+        self.max_time = max_time
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.beam_size = beam_size
+        self.length_penalty = length_penalty
+        self.max_length = max_length
+        self.max_source_length = max_source_length
+        self.callbacks = callbacks
+        self.warm_start = warm_start
+        self.checkpoint = checkpoint
+        self.device = device
+        self.precision = precision
+        self.torch_threads = torch_threads
+        self.verbose = verbose
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -267,82 +294,24 @@ class DuoTranslator(DeclaredParameters, BaseEstimator):
         self : DuoTranslator
         """
         self._validate_params()
-        with torch_threads(resolve_threads(self.torch_threads)):
-            return self._fit(X, y)
+        return self._fit(X, y)
 
     def _fit(self, X, y):
-        device = check_device(self.device)
-        check_precision(self.precision, device)
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads={self.n_heads} must divide d_model={self.d_model}.")
-        if self.checkpoint is not None:
-            # Refuses an unwritable path before any work.
-            checkpoint_template(self.checkpoint, "")
         resume = self.warm_start and hasattr(self, "net_")
-        X = self._check_X(X, fitted=resume)
-        y = self._check_pairs(X, y)
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        train, valid = self._hold_out(len(y), seed)
-
-        sources, slots = self._sources(X)
-        targets = [normalize_spaces(t) for t in y]
-        if slots is not None:
-            targets = [protect_placeholders(t, s)[0] for t, s in zip(targets, slots)]
-        if resume:
-            previous = training_state(self.net_)
-        else:
-            self._learn_subwords(X, [sources[i] for i in train], [targets[i] for i in train])
-        src_ids = sources if slots is None else self.source_subwords_.encode(sources)
-        tgt_ids = self.target_subwords_.encode(targets)
-        pairs = PairBatches(src_ids, [np.concatenate([[BOS_ID], t, [EOS_ID]]) for t in tgt_ids])
-        split = None
-        if valid is not None:
-            # Validation batches of similar lengths: little padding.
-            split = RowSplit(train, valid[np.argsort(pairs.lengths[valid], kind="stable")])
-        self.checkpoint_path_ = None
-        if self.checkpoint is not None:
-            key = fit_key(self, *_data_arrays(X), *_data_arrays(y))
-            self.checkpoint_path_ = checkpoint_template(self.checkpoint, key)
-
-        cuda_devices = [device] if device.type == "cuda" else []
-        with torch.random.fork_rng(devices=cuda_devices):
-            # Continued training draws new batches and dropout masks.
-            torch.manual_seed(seed + (len(previous["history"]) if resume else 0))
-            tables = X.tables if isinstance(X, TokenSequences) else None
-            if resume:
-                # Only the shapes matter: the trained weights are restored below.
-                module = self._build_module(self.module_.src_embeddings[0].num_embeddings, tables)
-                spent, steps = 0.0, _updates(previous["history"])
-            else:
-                src_vocab = X.vocabulary_size if tables is not None else len(self.source_subwords_)
-                module = self._build_module(src_vocab, tables)
-                spent, steps = self._start_embeddings(module, src_ids, tgt_ids, train, seed), 0
-            extra = [schedule_callback(self.warmup_steps, steps)]
-            net = make_translation_net(
-                self,
-                module,
-                split,
-                build_callbacks(self, split, self.checkpoint_path_, extra, spent=spent),
-                device,
-            )
-            net.initialize()
-            if resume:
-                restore_training_state(self, net, previous)
-            # Set before training so that checkpoints and callbacks see the net in training.
-            self.net_ = net
-            self.best_epoch_ = None
-            self.n_parameters_ = sum(p.numel() for p in module.parameters())
-            net.partial_fit(pairs, epochs=self.max_epochs)
-        self.best_epoch_ = _kept_epoch(net)
-        if net.interrupted_:
-            warnings.warn(
-                f"DuoTranslator.fit was interrupted (KeyboardInterrupt) during epoch "
-                f"{len(net.history)}; the translator is usable and keeps the weights of epoch "
-                f"{self.best_epoch_}; fit with warm_start=True continues from there.",
-                UserWarning,
-                stacklevel=3,
-            )
+        train(TranslatorTraining(self, X, y, resume), self._training_config())
         return self
+
+    def _training_config(self):
+        """The :class:`~sklearn_lama.training._config.TrainingConfig` of the current parameters."""
+        return training_config(type(self).__name__, self.get_params(deep=False), self._parameters)
+
+    def _make_net(self, module, config, split, callbacks, device):
+        """The skorch net that trains (or runs) ``module`` with the current parameters."""
+        return make_translation_net(
+            module, config, split, callbacks, device, label_smoothing=self.label_smoothing
+        )
 
     def _hold_out(self, n_pairs, seed):
         """Rows trained on (sorted) and held out for validation (``None`` without)."""
@@ -350,8 +319,8 @@ class DuoTranslator(DeclaredParameters, BaseEstimator):
         n_valid = min(n_valid, n_pairs - 1)
         if n_valid <= 0:
             return np.arange(n_pairs), None
-        order = np.random.RandomState(seed).permutation(n_pairs)
-        return np.sort(order[n_valid:]), order[:n_valid]
+        split = HoldOut(None, n_valid, seed, n_pairs)
+        return np.sort(split.train_rows), split.valid_rows
 
     def _learn_subwords(self, X, train_sources, train_targets):
         if isinstance(X, TokenSequences):
@@ -520,31 +489,6 @@ class DuoTranslator(DeclaredParameters, BaseEstimator):
                 for i in range(2 if self.meta_embeddings else 1)
             ]
         module = self._build_module(weights["src_embeddings.0.weight"].shape[0], tables)
-        net = make_translation_net(self, module, None, [], loading_device(self))
-        net.initialize()
-        restore_training_state(self, net, state)
-        self.net_ = net
+        self.net_ = restore_net(self._make_net, module, self._training_config(), state)
         self.best_epoch_ = int(state["best_epoch"])
         self.n_parameters_ = sum(p.numel() for p in module.parameters())
-
-
-def _data_arrays(data):
-    """Arrays holding ``data`` (a list of strings or a TokenSequences), for :func:`fit_key`."""
-    if isinstance(data, TokenSequences):
-        return data.ids, data.offsets
-    lengths = np.array([len(text) for text in data], dtype=np.int64)
-    text = "".join(data).encode("utf-8", "surrogatepass")
-    return lengths, np.frombuffer(text, dtype=np.uint8)
-
-
-def _updates(history):
-    """Training batches (updates) recorded in a net's history."""
-    return sum(1 for epoch in history for batch in epoch["batches"] if "train_loss" in batch)
-
-
-def _kept_epoch(net):
-    """The epoch whose weights ``net`` holds after training: early stopping's best, or the last."""
-    for _, callback in net.callbacks_:
-        if isinstance(callback, EarlyStopping) and callback.best_epoch_:
-            return int(callback.best_epoch_)
-    return int(net.history[-1, "epoch"])

@@ -1,17 +1,17 @@
 """The declaration of an estimator parameter: everything about it but its name, in one place.
 
-An estimator declares each of its parameters once, as a :class:`Param`;
-scikit-learn's ``_parameter_constraints``, the Parameters section of its
-docstring and what identifies one of its fits (the checkpoint file name) are
-derived from the declarations. Its ``__init__`` lists the names and
-defaults, which scikit-learn reads from the signature; tests check that they
-agree with the declarations.
+An estimator declares each of its parameters once: the name and default in
+its ``__init__`` signature (where scikit-learn reads them; ``__init__``
+stores each argument unchanged, ``self.name = name``), everything else as a
+:class:`Param`. scikit-learn's ``_parameter_constraints``, the Parameters
+section of its docstring and what identifies one of its fits (the checkpoint
+file name) are derived from the two.
 """
 
 import dataclasses
 import inspect
 
-__all__ = ["DeclaredParameters", "Param"]
+__all__ = ["DeclaredParameters", "Param", "parameter_entries"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,8 +23,6 @@ class Param:
     type : str
         The type as the docstring states it, e.g. ``"int"`` or
         ``'{"sgd", "adam"}'``.
-    default : object
-        The default value, as the ``__init__`` signature has it.
     constraints : list
         scikit-learn's parameter constraints (``Interval``, ``StrOptions``,
         ``"boolean"``, ...).
@@ -38,7 +36,6 @@ class Param:
     """
 
     type: str
-    default: object
     constraints: list
     description: str
     identifies_fit: bool = True
@@ -47,9 +44,9 @@ class Param:
         """This declaration with the fields ``changes`` replaced."""
         return dataclasses.replace(self, **changes)
 
-    def entry(self, name):
+    def entry(self, name, default):
         """The numpydoc entry of the parameter ``name``, indented for a class docstring."""
-        default = f'"{self.default}"' if isinstance(self.default, str) else repr(self.default)
+        default = f'"{default}"' if isinstance(default, str) else repr(default)
         lines = inspect.cleandoc(self.description).splitlines()
         body = "\n".join(" " * 8 + line if line else "" for line in lines)
         return f"{name} : {self.type}, default={default}\n{body}"
@@ -61,10 +58,9 @@ class DeclaredParameters:
     A class that defines ``_parameters`` (name -> :class:`Param`) gets, when
     it is defined, scikit-learn's ``_parameter_constraints`` and the
     ``%(parameters)s`` field of its docstring (the entries, in the order of
-    the ``__init__`` signature) from the declarations; a signature that
-    names other parameters than the declarations raises ``TypeError`` then.
-    Its ``__init__`` lists the names and defaults (scikit-learn reads them
-    from the signature) and stores them with :meth:`_keep_arguments`.
+    the ``__init__`` signature, with its defaults) from the declarations; a
+    signature that names other parameters than the declarations raises
+    ``TypeError`` then.
     """
 
     _parameters = {}
@@ -73,8 +69,9 @@ class DeclaredParameters:
         super().__init_subclass__(**kwargs)
         if "_parameters" not in cls.__dict__:
             return
-        names = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
-        undeclared = sorted(set(names) ^ set(cls._parameters))
+        signature = inspect.signature(cls.__init__).parameters
+        defaults = {name: p.default for name, p in signature.items() if name != "self"}
+        undeclared = sorted(set(defaults) ^ set(cls._parameters))
         if undeclared:
             raise TypeError(
                 f"{cls.__name__}: the parameters of __init__ and the declarations in "
@@ -84,19 +81,28 @@ class DeclaredParameters:
             name: param.constraints for name, param in cls._parameters.items()
         }
         if cls.__doc__ is not None:
-            cls.__doc__ = cls._render_docstring(cls.__doc__, names)
+            cls.__doc__ = cls._render_docstring(cls.__doc__, defaults)
 
     @classmethod
-    def _render_docstring(cls, doc, names):
-        """``doc`` with ``%(parameters)s`` replaced by the entries of ``names``."""
-        entries = "\n    ".join(cls._parameters[name].entry(name) for name in names)
-        return doc.replace("%(parameters)s", entries)
+    def _render_docstring(cls, doc, defaults):
+        """``doc`` with ``%(parameters)s`` replaced by the entries of the parameters ``defaults``.
 
-    def _keep_arguments(self, arguments):
-        """Store every ``__init__`` argument unchanged, as the attribute of its name.
-
-        scikit-learn's convention; ``arguments`` are the ``locals()`` of the
-        ``__init__``, whose signature lists the parameters.
+        ``defaults`` maps each parameter's name to its default, in the order
+        of the signature.
         """
-        for name in self._get_param_names():
-            setattr(self, name, arguments[name])
+        return doc.replace("%(parameters)s", parameter_entries(cls._parameters, defaults))
+
+
+def parameter_entries(parameters, defaults):
+    """The Parameters section's entries, one per name of ``defaults``, in its order.
+
+    Parameters
+    ----------
+    parameters : dict of str to Param
+        The declarations.
+    defaults : dict of str to object
+        Each parameter's default, in the order of the ``__init__`` signature.
+    """
+    return "\n    ".join(
+        parameters[name].entry(name, default) for name, default in defaults.items()
+    )
