@@ -34,7 +34,12 @@ def fingerprints(n_pairs=2000):
     en, fr = load_gettext("fr", subset="train", return_X_y=True)
     en_test, fr_test = load_gettext("fr", subset="test", return_X_y=True)
     translator = DuoTranslator(
-        d_model=64, n_heads=4, d_ff=128, n_layers=1, vocab_size=1000, max_epochs=2,
+        d_model=64,
+        n_heads=4,
+        d_ff=128,
+        n_layers=1,
+        vocab_size=1000,
+        max_epochs=2,
         random_state=0,
     ).fit(en[:n_pairs], fr[:n_pairs])
     out["translator_bleu"] = np.array([translator.score(en_test[:200], fr_test[:200])])
