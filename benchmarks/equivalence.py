@@ -39,7 +39,7 @@ def fingerprints(n_pairs=2000):
         d_ff=128,
         n_layers=1,
         vocab_size=1000,
-        max_epochs=2,
+        max_epochs=12,
         random_state=0,
     ).fit(en[:n_pairs], fr[:n_pairs])
     out["translator_bleu"] = np.array([translator.score(en_test[:200], fr_test[:200])])
