@@ -152,8 +152,8 @@ class DuoClassifier(BaseSequenceClassifier):
             optimizer={"description": '``"sgd"`` uses ``momentum``; the paper uses Adam.'},
             embedding_dropout={
                 "description": """Dropout on each embedding stream's token vectors
-                while training (the paper has none: 0); fine-tuned vectors otherwise
-                fit a small training set within a few epochs."""
+                while training (the paper has none: 0), against fine-tuned vectors
+                fitting a small training set; the results page compares values."""
             },
         ),
     }

@@ -34,7 +34,7 @@ class InputAdapter:
 
     - ``TokenSequencesInput``: :class:`~sklearn_lama.TokenSequences`, whose
       embedding tables initialise the lookups (with the Naive Bayes columns
-      of ``nb_features`` and ``nb_bigrams``);
+      of ``nb_unigram_weight`` and ``nb_bigram_weight``);
     - ``TokenIdInput``: a 2-D integer array of token ids, 0 being padding,
       looked up in an embedding learned from scratch;
     - ``ScalarFeatureInput``: a 2-D float array, one scalar per step;

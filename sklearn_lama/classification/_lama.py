@@ -27,8 +27,7 @@ class LAMAClassifier(BaseSequenceClassifier):
     512 units with dropout 0.4, weight decay 1e-4, batch size 32, early stopping,
     and the LAMA+ctx context (the variant the paper reports best). Changed: the
     optimiser is Adam with learning rate 1e-3 instead of the paper's SGD with
-    momentum, which trained slower and to lower accuracy on the shipped corpora
-    (see the user guide); early stopping waits ``patience=2`` epochs instead of
+    momentum (the user guide compares the two); early stopping waits ``patience=2`` epochs instead of
     the paper's 5 (``patience=5`` restores it); ``max_epochs=20`` caps
     training, which the paper leaves open.
 
@@ -152,8 +151,8 @@ class LAMAClassifier(BaseSequenceClassifier):
             weight_decay={"description": "L2 penalty applied by the optimiser (paper: 1e-4)."},
             embedding_dropout={
                 "description": """Dropout on the token vectors while training (the
-                paper has none: 0); fine-tuned vectors otherwise fit a small training
-                set within a few epochs."""
+                paper has none: 0), against fine-tuned vectors fitting a small
+                training set; the results page compares values."""
             },
         ),
     }

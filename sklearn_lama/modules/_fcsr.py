@@ -407,9 +407,8 @@ class FeatureAttention(nn.Module):
     ``r = Σ_t A_t ∘ R_t``  (4n features).
 
     Applying the n x n matrices per part, rather than widening them to
-    4n x 4n, is also 4x cheaper: with 4n x 4n matrices this pooling costs
-    more than both sub-cells together. The documentation's results page
-    compares the accuracy of the two forms.
+    4n x 4n, takes a quarter of the multiplications. The documentation's
+    results page compares the accuracy of the two forms.
 
     The softmax replaces the paper's σ so that the weights of each feature
     sum to one over the real tokens (a sum of σ over time would grow with
@@ -419,8 +418,8 @@ class FeatureAttention(nn.Module):
 
     The other type-correct reading, ``σ((R W_q)ᵀ (R W_k) / √n) W_f`` (a
     4n x 4n feature-feature matrix summed over time, then ``W_f`` 4n x 1),
-    has no per-time weights to mask and grows with the length; it did no
-    better than the per-feature form (results page), so it is not offered
+    has no per-time weights to mask and grows with the length (the results
+    page compares it with the per-feature form); it is not offered
     (``FCSRModule(pooling=...)`` chooses between this attention and a plain
     mean).
 

@@ -21,8 +21,8 @@ class BiGRUEncoder(nn.Module):
     before a real token. The backward GRU runs forward over each document
     reversed within its own length (padding stays at the end), and its output
     is flipped back. A document's annotations are therefore the same alone or
-    inside a batch of longer ones. (Packed sequences would give the same, but
-    their backward pass allocates at every time step: slower on the CPU.)
+    inside a batch of longer ones. (Packed sequences would give the same, with
+    an allocation at every time step of their backward pass.)
 
     Long documents: a recurrence runs one step per token, and a batch of one
     20,000-token document gives each step one row to work on, where a batch

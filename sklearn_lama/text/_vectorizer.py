@@ -8,10 +8,10 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._persistence import register
+from ..utils._random import derive_seed
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._sequences import N_RESERVED, OOV_ID, TokenSequences
 from ._text import build_analyzer, check_documents, encode_documents, iter_documents
@@ -480,9 +480,6 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         self.embedding_[N_RESERVED:] = vectors
         return self
 
-    def _seed(self):
-        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-
     def _train(self, corpus, counts, vector_size):
         """Train on the corpus: vocabulary words, their vectors and the OOV row."""
         if self.oov == "token":
@@ -498,7 +495,7 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
             negative=self.negative,
             epochs=self.epochs,
             workers=self.workers,
-            seed=self._seed(),
+            seed=derive_seed(self.random_state),
             algorithm=self.algorithm,
             callbacks=None if sink is None else [_EpochReport(sink, self.algorithm, self.epochs)],
         )
@@ -553,7 +550,7 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
     def _uncovered_vectors(self, corpus, counts, uncovered, covered, covered_vectors):
         """Vectors for corpus words the pretrained file lacks (``oov_vectors``)."""
         if self.oov_vectors == "random":
-            rng = np.random.RandomState(self._seed())
+            rng = np.random.RandomState(derive_seed(self.random_state))
             mean, std = covered_vectors.mean(0), covered_vectors.std(0)
             return mean + std * rng.standard_normal((len(uncovered), len(mean)))
         words, trained, _ = self._train(corpus, counts, covered_vectors.shape[1])

@@ -14,16 +14,15 @@ the :class:`~._config.TrainingConfig`.
 import dataclasses
 import warnings
 
-import numpy as np
 import torch
-from sklearn.utils import check_random_state
 
+from ..utils._random import derive_seed
 from ..utils._threads import resolve_threads, torch_threads
 from ._callbacks import build_callbacks, checkpoint_template, fit_key
 from ._devices import check_device, check_precision, loading_device
 from ._net import restore_training_state
 
-__all__ = ["Recipe", "TrainingData", "derive_seed", "restore_net", "train"]
+__all__ = ["Recipe", "TrainingData", "restore_net", "train"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,11 +112,6 @@ class Recipe:
     def interruption(self, net, data):
         """The warning text when the user interrupted training."""
         raise NotImplementedError
-
-
-def derive_seed(random_state):
-    """The int seed of one fit, drawn from ``random_state`` (scikit-learn's convention)."""
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 def train(recipe, config, epochs=None):

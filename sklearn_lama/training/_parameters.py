@@ -60,10 +60,7 @@ TRAINING_PARAMETERS = {
     "patience": Param(
         "int",
         [Interval(Integral, 1, None, closed="left")],
-        """Epochs without improvement before stopping. The shipped models reach
-        their lowest validation loss within a few epochs and the epochs after
-        it are discarded: a longer patience (the LAMA paper's 5) kept the same
-        epoch on the shipped short-document corpus, after more training.""",
+        """Epochs without improvement before stopping (the LAMA paper's is 5).""",
     ),
     "callbacks": Param(
         "list or None",
@@ -97,8 +94,8 @@ TRAINING_PARAMETERS = {
         is used), through skorch's :class:`~skorch.callbacks.Checkpoint`.
         Every fit writes its own file: ``{fit}`` in the name is replaced by 12
         hex digits identifying the parameters and the training data (inserted
-        before the suffix when absent: ``"run.pt"`` becomes
-        ``"run-3f2a9c1b0d4e.pt"``), so the fits of a ``GridSearchCV`` never
+        before the suffix when absent: ``"run.safetensors"`` becomes
+        ``"run-3f2a9c1b0d4e.safetensors"``), so the fits of a ``GridSearchCV`` never
         overwrite each other and a rerun of the same fit finds its file again;
         skorch's fields (``{last_epoch[epoch]}``) work too.
         ``checkpoint_path_`` names the file. Each write replaces the file

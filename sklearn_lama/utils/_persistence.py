@@ -436,7 +436,7 @@ def check_writable(path, param):
     if os.path.isdir(target):
         raise ValueError(
             f"{param}={os.fspath(path)!r} is a directory; give a file path, e.g. "
-            f"{os.path.join(os.fspath(path), 'model.pt')!r}."
+            f"{os.path.join(os.fspath(path), 'model.safetensors')!r}."
         )
     if not os.path.isdir(os.path.dirname(target)):
         raise ValueError(
