@@ -27,9 +27,9 @@ class LAMAClassifier(BaseSequenceClassifier):
     512 units with dropout 0.4, weight decay 1e-4, batch size 32, early stopping,
     and the LAMA+ctx context (the variant the paper reports best). Changed: the
     optimiser is Adam with learning rate 1e-3 instead of the paper's SGD with
-    momentum (the user guide compares the two); early stopping waits ``patience=2`` epochs instead of
-    the paper's 5 (``patience=5`` restores it); ``max_epochs=20`` caps
-    training, which the paper leaves open.
+    momentum (the user guide compares the two); early stopping waits
+    ``patience=2`` epochs instead of the paper's 5 (``patience=5`` restores
+    it); ``max_epochs=20`` caps training, which the paper leaves open.
 
     The loss of a batch is the mean of its documents' losses; Eq. 18 sums
     them over the minibatch. The two differ by the factor ``batch_size``:
