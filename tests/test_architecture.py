@@ -91,3 +91,88 @@ def test_the_checker_sees_every_form_of_import():
     )
     found = [target for _, target in _imports(PACKAGE / "text" / "_new.py", source)]
     assert sorted(found) == ["classification", "inspection", "text", "training"]
+
+
+# ------------------------------------------------------- the training layer
+TRAINING = PACKAGE / "training"
+ARCHITECTURE_PAGE = PACKAGE.parent / "docs" / "architecture.rst"
+
+
+def _functions(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+@pytest.mark.parametrize("path", sorted(TRAINING.glob("*.py")), ids=lambda p: p.name)
+def test_no_function_of_the_training_layer_takes_an_estimator(path):
+    for function in _functions(path):
+        arguments = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
+        names = {a.arg for a in arguments}
+        assert not names & {"estimator", "classifier", "translator"}, (
+            f"{path.name}:{function.lineno} {function.name} takes {names}"
+        )
+        # Nor does it read an estimator's parameters itself.
+        for node in ast.walk(function):
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in {"get_params", "_parameters"}, (
+                    f"{path.name}:{node.lineno} reads {node.attr}"
+                )
+
+
+def _calls(path):
+    """The names of the functions and classes that the module at ``path`` calls."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            yield (
+                node.lineno,
+                func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None),
+            )
+
+
+# Seeding torch, forking its random state and building nets: the driver's work.
+DRIVER_CALLS = {"manual_seed", "fork_rng", "seed", "PenalisedNet", "TranslationNet", "NeuralNet"}
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_seeding_forking_and_net_building_happen_in_the_training_layer_only(path):
+    if path.is_relative_to(TRAINING):
+        return
+    for line, name in _calls(path):
+        assert name not in DRIVER_CALLS, f"{path.relative_to(PACKAGE)}:{line} calls {name}"
+
+
+def test_no_call_into_skorch_private_methods():
+    import skorch
+    from sklearn.base import BaseEstimator
+
+    private = {
+        name
+        for cls in (skorch.NeuralNet, skorch.callbacks.Checkpoint, skorch.callbacks.Callback)
+        for name in dir(cls)
+        if name.startswith("_") and not name.startswith("__")
+    } - set(dir(BaseEstimator))  # scikit-learn's developer API, e.g. _validate_params
+    assert "_zero_grad_optimizer" in private  # the check sees skorch's private names
+    for path in _modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in private, (
+                    f"{path.relative_to(PACKAGE)}:{node.lineno} uses skorch's {node.attr}"
+                )
+
+
+def test_the_architecture_page_names_existing_modules_and_every_subpackage():
+    import re
+
+    page = ARCHITECTURE_PAGE.read_text(encoding="utf-8")
+    named = set(re.findall(r"``([a-z_]+/_?[a-z_]+\.py)``", page))
+    assert named, "the page names module files as ``folder/_module.py``"
+    missing = sorted(
+        name
+        for name in named
+        if not (PACKAGE / name).is_file() and not (PACKAGE.parent / name).is_file()
+    )
+    assert not missing, f"the architecture page names missing modules: {missing}"
+    subpackages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    absent = sorted(name for name in subpackages if f"``{name}/``" not in page)
+    assert not absent, f"subpackages missing from the architecture page: {absent}"

@@ -138,17 +138,17 @@ class WeightAveraging(Callback):
         self.trained_ = None
         return self
 
-    def _parameters(self, net):
+    def _trainable(self, net):
         return [p for p in net.module_.parameters() if p.requires_grad]
 
     def on_train_begin(self, net, **kwargs):
-        self.average_ = [p.detach().clone() for p in self._parameters(net)]
+        self.average_ = [p.detach().clone() for p in self._trainable(net)]
         self.trained_ = None
 
     def on_epoch_begin(self, net, **kwargs):
         if self.trained_ is not None:
             with torch.no_grad():
-                for p, trained in zip(self._parameters(net), self.trained_):
+                for p, trained in zip(self._trainable(net), self.trained_):
                     p.copy_(trained)
             self.trained_ = None
 
@@ -159,7 +159,7 @@ class WeightAveraging(Callback):
     def on_batch_end(self, net, training=False, **kwargs):
         if training:
             with torch.no_grad():
-                for average, p in zip(self.average_, self._parameters(net)):
+                for average, p in zip(self.average_, self._trainable(net)):
                     average.lerp_(p.detach(), 1 - self.decay)
 
     def on_epoch_end(self, net, **kwargs):
@@ -176,7 +176,7 @@ class WeightAveraging(Callback):
         """Put the average into the network, keeping the trained weights aside."""
         if self.trained_ is not None:
             return
-        parameters = self._parameters(net)
+        parameters = self._trainable(net)
         with torch.no_grad():
             self.trained_ = [p.detach().clone() for p in parameters]
             for p, average in zip(parameters, self.average_):
@@ -219,7 +219,8 @@ class WeightsCheckpoint(Checkpoint):
         self.f_weights = f_weights
 
     def save_model(self, net):
-        self.save(self._format_target(net, self.f_weights, -1))
+        # skorch formats every ``f_*`` template, ``f_weights`` included.
+        self.save(self.get_formatted_files(net)["f_weights"])
 
 
 def checkpoint_template(path, key):
