@@ -18,7 +18,7 @@ import numpy as np
 from ._models import OURS, make
 
 
-def fingerprints(n_pairs=2000):
+def fingerprints(n_pairs=4000):
     """``{name: array}``: the pipelines' probabilities and the translator's BLEU and output."""
     from sklearn_lama import DuoTranslator
     from sklearn_lama.datasets import load_gettext, load_mr
@@ -39,7 +39,8 @@ def fingerprints(n_pairs=2000):
         d_ff=128,
         n_layers=1,
         vocab_size=1000,
-        max_epochs=12,
+        max_epochs=15,
+        warmup_steps=100,
         random_state=0,
     ).fit(en[:n_pairs], fr[:n_pairs])
     out["translator_bleu"] = np.array([translator.score(en_test[:200], fr_test[:200])])
