@@ -25,6 +25,7 @@ from ..training._inference import run_sorted
 from ..training._net import make_net, restore_training_state, training_state
 from ..training._splits import train_split
 from ..utils._parameters import DeclaredParameters
+from ..utils._state import PortableState
 from ..utils._threads import resolve_threads, torch_threads
 from ._docstrings import classifier_docstring
 from ._inputs import read_input, restore_adapter
@@ -34,7 +35,7 @@ from ._targets import SingleLabel, learn_target, restore_target
 __all__ = ["BaseSequenceClassifier"]
 
 
-class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator):
+class BaseSequenceClassifier(PortableState, DeclaredParameters, ClassifierMixin, BaseEstimator):
     """Base class of the sequence classifiers; not for direct use.
 
     Accepted inputs ``X``:
