@@ -53,6 +53,10 @@ setup(
             "onnxruntime>=1.16",
             # tests/test_conventions.py reads the docstrings with numpydoc's parser.
             "numpydoc>=1.6",
+            # tests/test_portable_state.py: skops round trips, and MLflow's default
+            # (skops) format with a tracking store of plain files.
+            "skops>=0.16",
+            "mlflow-skinny>=3.17",
         ],
         "docs": [
             "sphinx>=7",

@@ -5,6 +5,7 @@ from .classification import DuoClassifier, FCSRClassifier, InputAdapter, LAMACla
 from .text import MetaEmbeddingTransformer, TokenSequences, Word2VecVectorizer
 from .translation import DuoTranslator
 from .utils._persistence import load_weights, save_weights
+from .utils._state import skops_trusted_types
 
 __all__ = [
     "DuoClassifier",
@@ -18,4 +19,5 @@ __all__ = [
     "__version__",
     "load_weights",
     "save_weights",
+    "skops_trusted_types",
 ]

@@ -879,21 +879,3 @@ def test_each_fit_of_a_grid_search_writes_its_own_checkpoint(tmp_path):
     np.testing.assert_array_equal(
         saved.predict_proba(IDS), search.best_estimator_.predict_proba(IDS)
     )
-
-
-@pytest.mark.parametrize("version", ["0.6.0", "0.7.1", "1.0.0"])
-def test_file_of_another_version_is_refused(version, fitted, tmp_path):
-    # Until 1.0 a file loads only in the version that wrote it, even when
-    # nothing in it changed: no parameter or state is filled in for it.
-    path = tmp_path / "model.pt"
-    save_weights(fitted["lama"], path)
-    payload = _payload(path)
-    payload["library_version"] = version
-    path.write_bytes(_file_bytes(payload))
-    message = _load_error(path)
-    assert str(path) in message
-    assert f"saved by sklearn_lama {version}, and this is sklearn_lama {__version__}" in message
-    assert f"Load it with sklearn_lama {version}, or refit" in message
-    payload["library_version"] = __version__
-    path.write_bytes(_file_bytes(payload))
-    assert type(load_weights(path)) is type(fitted["lama"])

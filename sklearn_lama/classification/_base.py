@@ -20,6 +20,7 @@ from ..training._driver import restore_net, train
 from ..training._inference import run_sorted
 from ..training._net import make_classifier_net, training_state
 from ..utils._parameters import DeclaredParameters
+from ..utils._state import PortableState
 from ..utils._threads import resolve_threads, torch_threads
 from ._docstrings import classifier_docstring
 from ._inputs import read_input, restore_adapter
@@ -30,7 +31,7 @@ from ._training import ClassifierTraining
 __all__ = ["BaseSequenceClassifier"]
 
 
-class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator):
+class BaseSequenceClassifier(PortableState, DeclaredParameters, ClassifierMixin, BaseEstimator):
     """Base class of the sequence classifiers; not for direct use.
 
     Accepted inputs ``X``:

@@ -10,6 +10,7 @@ from sklearn.base import TransformerMixin, clone
 
 from ..utils._persistence import register
 from ..utils._sklearn_compat import _BaseComposition
+from ..utils._state import PortableState
 from ._sequences import N_RESERVED, OOV_ID
 from ._text import build_analyzer, check_documents
 from ._vectorizer import TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin, progress_sink
@@ -25,7 +26,9 @@ def _fit_timed(source, documents):
 
 
 @register
-class MetaEmbeddingTransformer(DocumentEncoderMixin, TransformerMixin, _BaseComposition):
+class MetaEmbeddingTransformer(
+    PortableState, DocumentEncoderMixin, TransformerMixin, _BaseComposition
+):
     """Several word embeddings of one corpus, aligned on one shared vocabulary.
 
     Each source (typically a :class:`Word2VecVectorizer` with its own settings,

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._persistence import register
 from ..utils._random import derive_seed
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._state import PortableState
 from ._sequences import N_RESERVED, OOV_ID, TokenSequences
 from ._text import build_analyzer, check_documents, encode_documents, iter_documents
 from ._vector_files import FORMATS, load_vectors, resolve_pretrained
@@ -211,7 +212,7 @@ class DocumentEncoderMixin:
 
 
 @register
-class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
+class Word2VecVectorizer(PortableState, DocumentEncoderMixin, TransformerMixin, BaseEstimator):
     """Turn raw documents into token ids and word2vec embeddings.
 
     ``fit`` tokenises the corpus, keeps the words seen at least ``min_count``

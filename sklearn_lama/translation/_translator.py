@@ -17,6 +17,7 @@ from ..training._seq2seq import make_translation_net
 from ..training._splits import HoldOut
 from ..utils._parameters import DeclaredParameters
 from ..utils._persistence import register
+from ..utils._state import PortableState
 from ..utils._threads import resolve_threads, torch_threads
 from ._decoding import beam_search, greedy_search
 from ._parameters import TRANSLATOR_PARAMETERS
@@ -34,7 +35,7 @@ __all__ = ["DuoTranslator"]
 
 
 @register
-class DuoTranslator(DeclaredParameters, BaseEstimator):
+class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
     """Duo Transformer translator (meta-embedding encoder-decoder) for lists of sentences.
 
     An encoder-decoder Transformer whose tokens are read through two embedding

@@ -31,12 +31,14 @@ are themselves.
 
 The digest makes any change to the stored bytes (a flipped bit, a partial
 overwrite, a truncation) a clear error instead of a model that predicts
-differently. Until version 1.0 parameters and fitted state change between
-releases, so a file loads only in the ``library_version`` that wrote it; any
-other version refuses it with a message naming both. Files of earlier
-formats (a ``torch.save`` archive: format 1, written by 0.1.0; the same after
-a SHA-256 header line: format 2, written by 0.2.0 to 0.8.0) are refused with
-a message naming the versions that read them.
+differently. A file written by 0.9.0 or any later release loads in every
+later release: each estimator's node is upgraded by the migrations of
+:mod:`._compatibility` from its ``library_version`` to this release's. A
+file of a later release, or of a later format version, is refused with a
+message naming the versions. Files of earlier formats (a ``torch.save``
+archive: format 1, written by 0.1.0; the same after a SHA-256 header line:
+format 2, written by 0.2.0 to 0.8.0) are refused with a message naming the
+versions that read them.
 
 ``params`` are ``get_params(deep=False)``; a value that is a tuple, a path or
 an estimator (a ``MetaEmbeddingTransformer`` source) is stored as a one-key
@@ -63,6 +65,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from .._version import __version__
+from ._compatibility import IncompatibleFileError, check_readable, upgrade
 
 __all__ = ["check_writable", "load_weights", "register", "save_weights", "write_atomically"]
 
@@ -178,7 +181,10 @@ def load_weights(path):
 
     The file is parsed as safetensors (tensors) and JSON (everything else),
     and only this package's estimator classes can be named in it. The result
-    predicts and transforms exactly (bitwise) as the saved estimator did. A
+    predicts and transforms as the saved estimator did: bitwise in the
+    release that wrote the file, within 1e-6 in later ones. Files written by
+    0.9.0 or any later release load: parameters added since take their
+    defaults, renamed ones are mapped and changed state is migrated. A
     classifier saved with ``device="cuda"`` is loaded on the CPU, with a
     warning, where CUDA is not available; it keeps its optimizer state, so
     ``warm_start=True`` continues its training.
@@ -200,10 +206,9 @@ def load_weights(path):
         If the file is missing, truncated, altered in storage (its content no
         longer matches the digest it carries), not in this format (e.g. a
         pickle), in the format of an earlier version (``torch.save``, before
-        0.9.0), or saved by another version of sklearn_lama (until 1.0, a file
-        loads only in the version that wrote it; the message names both
-        versions); the message names the file. No half-built estimator is
-        returned.
+        0.9.0), or saved by a later release of sklearn_lama or in a later
+        format version (the message names the versions); the message names
+        the file. No half-built estimator is returned.
 
     See Also
     --------
@@ -215,13 +220,19 @@ def load_weights(path):
        Reads safetensors files; files of 0.8.0 and earlier (``torch.save``
        archives) are refused, naming the versions that read them.
 
+    .. versionchanged:: 0.10.0
+       Reads the files of every release from 0.9.0 on (they were refused by
+       any other release than the one that wrote them).
+
     Examples
     --------
     See :func:`save_weights`.
     """
-    tree, tensors = _read(path)
+    tree, tensors, saved = _read(path)
     try:
-        return _decode_fitted(_from_json(tree, tensors))
+        return _decode_fitted(_from_json(tree, tensors), _Origin(os.fspath(path), saved))
+    except IncompatibleFileError:
+        raise
     # The file is untrusted input: whatever fails while rebuilding from it
     # means the file is invalid, and the caller gets one error type.
     except Exception as exc:
@@ -493,15 +504,15 @@ def _read(path):
     saved = metadata.get("library_version")
     if saved is None:
         raise ValueError(f"{name!r} is not a sklearn_lama weights file (no library version).")
-    if saved != __version__:
-        raise ValueError(_other_version_message(name, saved))
     version = metadata.get("format_version")
     if version != str(FORMAT_VERSION):
-        raise ValueError(
+        raise IncompatibleFileError(
             f"{name!r} is in sklearn_lama weights format version {version!r} (saved by "
             f"sklearn_lama {saved}); sklearn_lama {__version__} reads version "
-            f"{FORMAT_VERSION} only."
+            f"{FORMAT_VERSION} (written by 0.9.0 and later releases): load it with "
+            f"sklearn_lama {saved} or later."
         )
+    check_readable(saved, repr(name))
     try:
         # Copies: the loaded tensors must not be views of the bytes read.
         tensors = {k: t.clone() for k, t in safetensors.torch.load(data).items()}
@@ -513,7 +524,7 @@ def _read(path):
         raise ValueError(
             f"{name!r} cannot be read as a weights file ({type(exc).__name__}: {exc})"
         ) from None
-    return tree, tensors
+    return tree, tensors, saved
 
 
 def _earlier_format_message(name, version):
@@ -532,48 +543,52 @@ def _earlier_format_message(name, version):
     )
 
 
-def _other_version_message(name, saved):
-    """Why a file written by sklearn_lama ``saved``, another version, is refused."""
-    return (
-        f"{name!r} was saved by sklearn_lama {saved}, and this is sklearn_lama "
-        f"{__version__}: until version 1.0 a weights file loads only in the version "
-        f"that wrote it. Load it with sklearn_lama {saved}, or refit the estimator "
-        f"with sklearn_lama {__version__} and save it again."
-    )
+class _Origin:
+    """Where the nodes being decoded come from: the file's name and the release that wrote it."""
+
+    def __init__(self, name, saved):
+        self.name = name
+        self.saved = saved
 
 
-def _decode_fitted(node):
+def _decode_fitted(node, origin):
     if node["class"] == "FrozenEstimator":
-        return FrozenEstimator(_decode_fitted(node["estimator"]))
+        return FrozenEstimator(_decode_fitted(node["estimator"], origin))
     if node["class"] == "Pipeline":
-        steps = [(name, _decode_fitted(step)) for name, step in node["steps"]]
-        params = {k: _decode_value(v) for k, v in node["params"].items()}
+        steps = [(name, _decode_fitted(step, origin)) for name, step in node["steps"]]
+        params = {k: _decode_value(v, origin) for k, v in node["params"].items()}
         return Pipeline(steps, **params)
-    estimator = _decode_config(node)
+    estimator, node = _decode_config(node, origin)
     estimator._import_state(node["state"])
     return estimator
 
 
-def _decode_config(node):
+def _decode_config(node, origin):
+    """``(estimator, node)``: the estimator of ``node``'s class and parameters, and the node.
+
+    The node is upgraded to this release (its state too, when it has one).
+    """
     name = node["class"]
     if name not in _ESTIMATORS:
         raise ValueError(f"unknown estimator class {name!r}")
-    params = {k: _decode_value(v) for k, v in node["params"].items()}
-    estimator = _ESTIMATORS[name](**params)
+    cls = _ESTIMATORS[name]
+    node = {**node, "params": {k: _decode_value(v, origin) for k, v in node["params"].items()}}
+    node = upgrade(node, origin.saved, cls, repr(origin.name))
+    estimator = cls(**node["params"])
     estimator._validate_params()
-    return estimator
+    return estimator, node
 
 
-def _decode_value(value):
+def _decode_value(value, origin):
     if isinstance(value, list):
-        return [_decode_value(v) for v in value]
+        return [_decode_value(v, origin) for v in value]
     if not isinstance(value, dict):
         return value
     ((tag, content),) = value.items()
     if tag == "tuple":
-        return tuple(_decode_value(v) for v in content)
+        return tuple(_decode_value(v, origin) for v in content)
     if tag == "path":
         return Path(content)
     if tag == "estimator":
-        return _decode_config(content)
+        return _decode_config(content, origin)[0]
     raise ValueError(f"unknown parameter value {value!r}")
