@@ -74,7 +74,7 @@ SIZES = {
         "overrides": {},
         # The classifiers' own max_epochs: check_classifiers_train asks for accuracy.
         "check_epochs": None,
-        "translation": {"budget_s": 45, "train_limit": None, "curve_limit": 20, "test_limit": 500},
+        "translation": {"budget_s": 30, "train_limit": None, "curve_limit": 20, "test_limit": 500},
         "grid": {"documents": 3000, "max_epochs": 2, "cv": 2},
         "persist_docs": 1000,
         "seeds": [1, 2],
@@ -85,7 +85,7 @@ GRID = {"n_heads": [4, 15], "hidden_size": [25, 50]}
 EPOCH_SPEEDUP_TARGET = 10.0
 # Seconds a part is expected to need at full size on an H100-class GPU; a part that no
 # longer fits before the deadline is recorded as skipped.
-NEEDS = {"checks": 40, "fit": 12, "translation": 70, "persistence": 30, "gridsearch": 30}
+NEEDS = {"fit": 12, "translation": 60, "persistence": 30, "gridsearch": 30}
 
 
 class Run:
@@ -241,15 +241,77 @@ def checks_cell(model, device, max_epochs):
     }
 
 
+def run_correctness(run, cfg, device, out_dir):
+    """pytest's CUDA tests and each classifier's ``check_estimator``, all at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1 + len(OURS)) as pool:
+        tests = pool.submit(run_pytest, out_dir, 240)
+        checks = {
+            model: pool.submit(
+                run_cell,
+                "benchmarks.gpu:checks_cell",
+                1,
+                {"model": model, "device": str(device), "max_epochs": cfg["check_epochs"]},
+            )
+            for model in OURS
+        }
+        for model, future in checks.items():
+            result = future.result()
+            run.add("checks", dict(result, model=model))
+            log(
+                f"   check_estimator {model}: {result.get('passed')} passed, "
+                f"failed {result.get('failed')}"
+            )
+        run.set("pytest", tests.result())
+        log(f"   pytest: {run.payload['parts']['pytest']['counts']}")
+
+
 # ----------------------------------------------------------------- b. pipelines
-def vectorize(kind, X, y, seed=0):
-    """Fit the embedding step ``kind`` of the default pipelines; ``(emb, Z, seconds)``."""
+def corpus_split(corpus, train_limit, test_limit):
+    """``(X, y, X_test, y_test)`` of a shipped corpus, cut to the limits (None: whole)."""
+    from ._data import head, load
+
+    X, y, X_test, y_test = load(corpus)
+    X, y = head(X, y, train_limit)
+    X_test, y_test = head(X_test, y_test, test_limit)
+    return X, y, X_test, np.asarray(y_test)
+
+
+def vectorize_cell(corpus, kind, train_limit, path):
+    """Fit the embedding step ``kind`` of the default pipelines, seed 0 (child process).
+
+    The fitted step and the training documents' ids or vectors go to ``path`` (joblib), for
+    the classifiers fitted on the GPU in the parent.
+    """
+    import joblib
+
     from ._models import make
 
-    emb = make(EMBEDDINGS[kind][0], seed=seed).named_steps["emb"]
+    X, y, _, _ = corpus_split(corpus, train_limit, 0)
+    emb = make(EMBEDDINGS[kind][0], seed=0).named_steps["emb"]
     start = time.perf_counter()
     Z = emb.fit_transform(X, y)
-    return emb, Z, time.perf_counter() - start
+    vectorizer_s = time.perf_counter() - start
+    joblib.dump((emb, Z), path)
+    return {"vectorizer_s": vectorizer_s}
+
+
+def start_vectorizers(cfg, folder):
+    """Every corpus's embeddings, each fitted in its own process at once; their futures."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = [(corpus, kind) for corpus in cfg["corpora"] for kind in EMBEDDINGS]
+    pool = ThreadPoolExecutor(len(jobs))
+    futures = {}
+    for corpus, kind in jobs:
+        path = os.path.join(folder, f"{corpus}-{kind}.joblib")
+        kwargs = {"corpus": corpus, "kind": kind, "train_limit": cfg["train_limit"], "path": path}
+        futures[corpus, kind] = pool.submit(
+            lambda k=kwargs: dict(run_cell("benchmarks.gpu:vectorize_cell", 1, k), path=k["path"])
+        )
+    pool.shutdown(wait=False)
+    return futures
 
 
 def fit_pipeline(emb, Z, vectorizer_s, model, y, X_test, y_test, seed=0, **params):
@@ -278,60 +340,61 @@ def _gpu_memory(device):
     return {"max_memory_allocated_mib": torch.cuda.max_memory_allocated(device) / 2**20}
 
 
-def run_pipelines(run, cfg, device, precisions):
-    """The default pipelines on the GPU; returns what later parts reuse."""
+def run_pipelines(run, cfg, corpus, vectorizers, device, precisions, kept, data):
+    """The default pipelines on ``corpus`` on the GPU; fills ``kept`` and ``data`` for later parts.
+
+    ``kept``: the pipelines fitted on MR, for the persistence part; ``data``: the corpus's
+    split and, per embedding, ``(emb, Z, vectorizer_s)``.
+    """
+    import joblib
     import torch
 
-    from ._data import head, load
-
-    kept, data = {}, {}
-    for corpus in cfg["corpora"]:
-        X, y, X_test, y_test = load(corpus)
-        X, y = head(X, y, cfg["train_limit"])
-        X_test, y_test = head(X_test, y_test, cfg["test_limit"])
-        y_test = np.asarray(y_test)
-        data[corpus] = (X, y, X_test, y_test)
-        for kind, models in EMBEDDINGS.items():
-            if not run.fits(NEEDS["fit"]):
-                run.add("pipelines", {"corpus": corpus, "embedding": kind, "skipped": "deadline"})
-                continue
-            emb, Z, vectorizer_s = vectorize(kind, X, y)
-            log(f"{corpus} {kind} vectors {vectorizer_s:.1f} s")
-            data[corpus, kind] = (emb, Z, vectorizer_s)
+    X, y, X_test, y_test = data[corpus] = corpus_split(
+        corpus, cfg["train_limit"], cfg["test_limit"]
+    )
+    for kind, models in EMBEDDINGS.items():
+        made = vectorizers[corpus, kind].result()
+        if "error" in made:
             for model in models:
-                for precision in precisions:
-                    where = {"corpus": corpus, "model": model, "precision": precision}
-                    if not run.fits(NEEDS["fit"]):
-                        run.add("pipelines", dict(where, skipped="deadline"))
-                        continue
-                    if device.type == "cuda":
-                        torch.cuda.reset_peak_memory_stats(device)
-                    try:
-                        pipe, row = fit_pipeline(
-                            emb,
-                            Z,
-                            vectorizer_s,
-                            model,
-                            y,
-                            X_test,
-                            y_test,
-                            device=str(device),
-                            precision=precision,
-                            **cfg["overrides"],
-                        )
-                    except Exception as exc:  # one broken fit leaves the others' results
-                        run.add("pipelines", dict(where, error=f"{type(exc).__name__}: {exc}"))
-                        log(f"{corpus} {model} {precision} FAILED {exc}")
-                        continue
-                    row.update(where, n_train=len(X), n_test=len(X_test), **_gpu_memory(device))
-                    run.add("pipelines", row)
-                    log(
-                        f"{corpus} {model} {precision}: acc {row['accuracy']:.4f} fit "
-                        f"{row['fit_s']:.1f} s ({row['epochs']} epochs x {row['epoch_s']:.2f} s)"
+                run.add("pipelines", {"corpus": corpus, "model": model, "error": made["error"]})
+            continue
+        emb, Z = joblib.load(made["path"])
+        vectorizer_s = made["vectorizer_s"]
+        log(f"{corpus} {kind} vectors {vectorizer_s:.1f} s")
+        data[corpus, kind] = (emb, Z, vectorizer_s)
+        for model in models:
+            for precision in precisions:
+                where = {"corpus": corpus, "model": model, "precision": precision}
+                if not run.fits(NEEDS["fit"]):
+                    run.add("pipelines", dict(where, skipped="deadline"))
+                    continue
+                if device.type == "cuda":
+                    torch.cuda.reset_peak_memory_stats(device)
+                try:
+                    pipe, row = fit_pipeline(
+                        emb,
+                        Z,
+                        vectorizer_s,
+                        model,
+                        y,
+                        X_test,
+                        y_test,
+                        device=str(device),
+                        precision=precision,
+                        **cfg["overrides"],
                     )
-                    if corpus == "mr" and (precision == "32" or model == "lama"):
-                        kept[model, precision] = pipe
-    return kept, data
+                except Exception as exc:  # one broken fit leaves the others' results
+                    run.add("pipelines", dict(where, error=f"{type(exc).__name__}: {exc}"))
+                    log(f"{corpus} {model} {precision} FAILED {exc}")
+                    continue
+                row.update(where, n_train=len(X), n_test=len(X_test), **_gpu_memory(device))
+                run.add("pipelines", row)
+                log(
+                    f"{corpus} {model} {precision}: acc {row['accuracy']:.4f} fit "
+                    f"{row['fit_s']:.1f} s ({row['epochs']} epochs x {row['epoch_s']:.2f} s)"
+                )
+                if corpus == "mr" and (precision == "32" or model == "lama"):
+                    kept[model, precision] = pipe
 
 
 def run_seeds(run, cfg, data, device, seeds):
@@ -496,13 +559,14 @@ def _memory_probe():
     return MemoryProbe()
 
 
-def run_gridsearch(run, cfg, data, device):
+def run_gridsearch(run, cfg, split, embedded, device):
+    """GridSearchCV of LAMA on some of ``embedded``'s ids (``split``'s labels), n_jobs=1."""
     from sklearn.model_selection import GridSearchCV
 
     from sklearn_lama import LAMAClassifier
 
-    _, Z, _ = data["mr", "word2vec"]
-    y = data["mr"][1]
+    _, Z, _ = embedded
+    y = split[1]
     n = min(cfg["grid"]["documents"], len(y))
     rows = np.random.default_rng(0).permutation(len(y))[:n]
     Z, y = Z[rows], np.asarray(y)[rows]
@@ -656,26 +720,32 @@ def measure(args):
     run = Run(args.out_dir, payload, args.deadline)
     run.flush()
     log(f"device {payload['gpu']}; cpu {payload['cpu']}")
+    # The embeddings are CPU work, fitted in their own processes while the checks run.
+    vectorizers = start_vectorizers(cfg, tempfile.mkdtemp(prefix="gpu-vectors-"))
+    log("a. pytest -k cuda and check_estimator, at once")
+    run_correctness(run, cfg, device, args.out_dir)
+    # The yardstick starts after the checks, so that they do not slow it down.
     pool, futures = _cpu_yardstick(run, cfg, args.locale)
+    run.payload["meta"]["loadavg_yardstick_start"] = round(os.getloadavg()[0], 2)
 
-    log("a. pytest -k cuda")
-    run.set("pytest", run_pytest(args.out_dir, timeout_s=150))
-    log(f"   {run.payload['parts']['pytest']['counts']}")
-    for model in OURS:
-        if not run.fits(NEEDS["checks"]):
-            run.add("checks", {"model": model, "skipped": "deadline"})
-            continue
-        result = run_cell(
-            "benchmarks.gpu:checks_cell",
-            1,
-            {"model": model, "device": str(device), "max_epochs": cfg["check_epochs"]},
-        )
-        run.add("checks", dict(result, model=model))
-        log(f"   check_estimator {model}: {result.get('passed')} passed, {result.get('failed')}")
-
-    log("b. pipelines")
-    kept, data = run_pipelines(run, cfg, device, precisions)
-
+    # MR first, then the checks that reuse its pipelines, then the rest.
+    kept, data = {}, {}
+    first, *rest = cfg["corpora"]
+    log(f"b. pipelines on {first}")
+    run_pipelines(run, cfg, first, vectorizers, device, precisions, kept, data)
+    log("d. persistence")
+    if kept and run.fits(NEEDS["persistence"]):
+        X_test = list(data[first][2][: cfg["persist_docs"]])
+        try:
+            run_persistence(run, kept, X_test)
+        except Exception as exc:
+            run.set("persistence", {"error": f"{type(exc).__name__}: {exc}"})
+    log("e. gridsearch")
+    if (first, "word2vec") in data and run.fits(NEEDS["gridsearch"]):
+        try:
+            run_gridsearch(run, cfg, data[first], data[first, "word2vec"], device)
+        except Exception as exc:
+            run.set("gridsearch", {"error": f"{type(exc).__name__}: {exc}"})
     log("c. translation")
     if run.fits(NEEDS["translation"]):
         result = run_cell(
@@ -684,20 +754,9 @@ def measure(args):
         run.add("translation", dict(_translation_row(result), device=str(device)))
     else:
         run.add("translation", {"device": str(device), "skipped": "deadline"})
-
-    log("d. persistence")
-    if kept and run.fits(NEEDS["persistence"]):
-        X_test = list(data["mr"][2][: cfg["persist_docs"]])
-        try:
-            run_persistence(run, kept, X_test)
-        except Exception as exc:
-            run.set("persistence", {"error": f"{type(exc).__name__}: {exc}"})
-    log("e. gridsearch")
-    if ("mr", "word2vec") in data and run.fits(NEEDS["gridsearch"]):
-        try:
-            run_gridsearch(run, cfg, data, device)
-        except Exception as exc:
-            run.set("gridsearch", {"error": f"{type(exc).__name__}: {exc}"})
+    for corpus in rest:
+        log(f"b. pipelines on {corpus}")
+        run_pipelines(run, cfg, corpus, vectorizers, device, precisions, kept, data)
     log("f. seeds")
     run_seeds(run, cfg, data, device, cfg["seeds"])
 

@@ -203,9 +203,7 @@ def test_gridsearch_probe_records_every_fit_in_order(monkeypatch, tmp_path):
     cfg = {"grid": {"documents": 40, "max_epochs": 1, "cv": 2}}
     run = gpu.Run(str(tmp_path), {"parts": {}, "meta": {}}, float("inf"))
     monkeypatch.setattr(gpu.Run, "flush", lambda self: None)
-    gpu.run_gridsearch(
-        run, cfg, {"mr": (None, y), ("mr", "word2vec"): (None, Z, 0.0)}, _CudaNamedCpu()
-    )
+    gpu.run_gridsearch(run, cfg, (None, y), (None, Z, 0.0), _CudaNamedCpu())
     result = run.payload["parts"]["gridsearch"]
     assert result["n_fits"] == 2 * 2 + 1 == len(result["fits"])
     assert [f["params"].get("n_heads") for f in result["fits"][:4]] == [2, 2, 3, 3]
