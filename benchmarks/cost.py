@@ -28,6 +28,8 @@ ratios are measured on the same machine under the same load.
 
 import time
 
+from skorch.callbacks import Callback
+
 from ._data import corpus_name
 from ._harness import run_cell
 from ._models import LABELS, OURS, PEERS, SHORT, fasttext_status
@@ -54,25 +56,24 @@ DEFAULT_CORPORA = ["mr", "r8"]
 PROFILE_ROWS = 12
 
 
-def _batch_clock():
-    """A skorch callback summing the seconds of training and of validation batches per epoch."""
-    from skorch.callbacks import Callback
+class BatchClock(Callback):
+    """A skorch callback summing the seconds of training and of validation batches per epoch.
 
-    class BatchClock(Callback):
-        def on_epoch_begin(self, net, **kwargs):
-            self.seconds_ = {True: 0.0, False: 0.0}
+    A class of the module, not of a function, so that a net fitted with it can be pickled.
+    """
 
-        def on_batch_begin(self, net, batch=None, training=None, **kwargs):
-            self.start_ = time.perf_counter()
+    def on_epoch_begin(self, net, **kwargs):
+        self.seconds_ = {True: 0.0, False: 0.0}
 
-        def on_batch_end(self, net, batch=None, training=None, **kwargs):
-            self.seconds_[bool(training)] += time.perf_counter() - self.start_
+    def on_batch_begin(self, net, batch=None, training=None, **kwargs):
+        self.start_ = time.perf_counter()
 
-        def on_epoch_end(self, net, **kwargs):
-            net.history.record("train_batches_s", self.seconds_[True])
-            net.history.record("valid_batches_s", self.seconds_[False])
+    def on_batch_end(self, net, batch=None, training=None, **kwargs):
+        self.seconds_[bool(training)] += time.perf_counter() - self.start_
 
-    return BatchClock()
+    def on_epoch_end(self, net, **kwargs):
+        net.history.record("train_batches_s", self.seconds_[True])
+        net.history.record("valid_batches_s", self.seconds_[False])
 
 
 def _matmul_gflops():
@@ -145,17 +146,19 @@ def fit_clocked(clf, Z, y):
     """
     import numpy as np
 
-    clf.set_params(callbacks=[*(clf.callbacks or []), _batch_clock()])
+    clf.set_params(callbacks=[*(clf.callbacks or []), BatchClock()])
     start, cpu = time.perf_counter(), time.process_time()
     clf.fit(Z, y)
     classifier_s, classifier_cpu_s = time.perf_counter() - start, time.process_time() - cpu
     clf.set_params(callbacks=clf.callbacks[:-1] or None)
     history = clf.net_.history
-    valid_loss = history[:, "valid_loss"] if clf.early_stopping else []
+    # Early stopping holds no documents out of data too small for a useful split.
+    held_out = "valid_loss" in history[-1]
+    valid_loss = history[:, "valid_loss"] if held_out else []
     epoch_s = history[:, "dur"]
     train_batches_s = history[:, "train_batches_s"]
     valid_batches_s = history[:, "valid_batches_s"]
-    train_tokens = int(Z.lengths.sum()) * (1 - clf.validation_fraction * clf.early_stopping)
+    train_tokens = int(Z.lengths.sum()) * (1 - clf.validation_fraction * held_out)
     mean = lambda values: float(np.mean(values))  # noqa: E731
     return {
         "train_tokens": int(Z.lengths.sum()),

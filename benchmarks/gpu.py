@@ -115,10 +115,13 @@ class Run:
             self.payload["parts"][key] = value
             self.flush()
 
-    def flush(self):
+    def flush(self, figure=False):
         self.payload["meta"]["wall_s"] = time.perf_counter() - self.start
         self.payload["meta"]["loadavg_end"] = round(os.getloadavg()[0], 2)
-        write(self.payload, self.out_dir, figure=False)
+        try:
+            write(self.payload, self.out_dir, figure=figure)
+        except Exception as exc:  # the JSON is written first; a report bug must not stop the run
+            log(f"report not written: {type(exc).__name__}: {exc}")
 
 
 def log(message):
@@ -288,7 +291,7 @@ def vectorize_cell(corpus, kind, train_limit, path):
 
     from ._models import make
 
-    X, y, _, _ = corpus_split(corpus, train_limit, 0)
+    X, y, _, _ = corpus_split(corpus, train_limit, None)
     emb = make(EMBEDDINGS[kind][0], seed=0).named_steps["emb"]
     start = time.perf_counter()
     Z = emb.fit_transform(X, y)
@@ -356,7 +359,9 @@ def run_pipelines(run, cfg, corpus, vectorizers, device, precisions, kept, data)
         made = vectorizers[corpus, kind].result()
         if "error" in made:
             for model in models:
-                run.add("pipelines", {"corpus": corpus, "model": model, "error": made["error"]})
+                for precision in precisions:
+                    where = {"corpus": corpus, "model": model, "precision": precision}
+                    run.add("pipelines", dict(where, error="embedding: " + made["error"]))
             continue
         emb, Z = joblib.load(made["path"])
         vectorizer_s = made["vectorizer_s"]
@@ -707,6 +712,9 @@ def measure(args):
     precisions = [p for p in PRECISIONS if device.type == "cuda" or p != "16-mixed"]
     meta = stamp("quick" if args.quick else "full", 1)
     meta["machine"]["device"] = str(device)
+    # The device machine gets a copy of the working tree without its git history.
+    if meta["git_commit"] == "unknown":
+        meta["git_commit"] = os.environ.get("BENCH_COMMIT", "unknown")
     meta.update(command="python -m benchmarks.gpu " + " ".join(sys.argv[1:]), wall_s=0)
     payload = {
         "name": NAME,
@@ -768,8 +776,7 @@ def measure(args):
             log(f"cpu cell unfinished: {type(exc).__name__}")
             break
     with run.lock:
-        run.flush()
-        write(run.payload, args.out_dir, figure=True)
+        run.flush(figure=True)
     log("done")
     pool.shutdown(wait=False, cancel_futures=True)
     # Cells still running at the deadline are left to the machine's end.

@@ -217,7 +217,11 @@ def test_models_saved_three_ways_reload_in_a_process_without_cuda(tmp_path):
 
     texts = [f"good film {i}" if i % 2 else f"bad plot {i}" for i in range(60)]
     labels = np.array(["pos" if i % 2 else "neg" for i in range(60)])
-    pipe = default_pipeline("duo", max_epochs=1).fit(texts, labels)
+    emb = default_pipeline("duo").named_steps["emb"]
+    # Fitted as the driver fits (with cost's batch clock), which joblib must pickle too.
+    pipe, _ = gpu.fit_pipeline(
+        emb, emb.fit_transform(texts, labels), 0.0, "duo", labels, texts, labels, max_epochs=1
+    )
     run = gpu.Run(str(tmp_path), {"parts": {}, "meta": {}}, float("inf"))
     run.flush = lambda: None
     gpu.run_persistence(run, {("duo", "32"): pipe}, texts[:20])
