@@ -51,6 +51,7 @@ from ._models import OURS, SHORT, fasttext_status
 from ._report import Report, sig
 
 NAME = "gpu"
+PARTS = ("tests", "pipelines", "yardstick", "persistence", "gridsearch", "translation", "seeds")
 PRECISIONS = ("32", "bf16", "16-mixed")
 # The embedding each pipeline reads: LAMA and FCSR share one word2vec table.
 EMBEDDINGS = {"word2vec": ("lama", "fcsr"), "meta": ("duo",)}
@@ -60,7 +61,8 @@ SIZES = {
         "train_limit": 600,
         "test_limit": 300,
         "overrides": {"max_epochs": 2},
-        "check_epochs": 1,
+        # The classifiers' own max_epochs: check_classifiers_train asks for accuracy.
+        "check_epochs": None,
         "translation": {"budget_s": 5, "train_limit": 2000, "curve_limit": 10, "test_limit": 50},
         "grid": {"documents": 300, "max_epochs": 1, "cv": 2},
         "persist_docs": 100,
@@ -244,11 +246,47 @@ def checks_cell(model, device, max_epochs):
     }
 
 
+def numerics_cell(device):
+    """The dtype LAMA's GRUs compute in under each precision on ``device`` (child process).
+
+    Autocast decides it per operator and per device, so a recurrent layer can run in a
+    precision on one device and in float32 on another.
+    """
+    import torch
+
+    from sklearn_lama import LAMAClassifier
+
+    X = np.random.RandomState(0).randint(1, 30, size=(60, 12))
+    y = X[:, 0] > 15
+    dtypes = {}
+    for precision in PRECISIONS:
+        if precision == "16-mixed" and torch.device(device).type != "cuda":
+            continue
+        clf = LAMAClassifier(
+            n_heads=2,
+            hidden_size=8,
+            mlp_hidden=8,
+            max_epochs=1,
+            device=device,
+            precision=precision,
+            random_state=0,
+        ).fit(X, y)
+        seen = set()
+        gru = clf.net_.module_.core.encoder.forward_gru
+        hook = gru.register_forward_hook(
+            lambda module, args, out, seen=seen: seen.add(str(out[0].dtype))
+        )
+        clf.predict_proba(X)
+        hook.remove()
+        dtypes[precision] = sorted(seen)
+    return {"lama_gru_output_dtype": dtypes}
+
+
 def run_correctness(run, cfg, device, out_dir):
     """pytest's CUDA tests and each classifier's ``check_estimator``, all at once."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(1 + len(OURS)) as pool:
+    with ThreadPoolExecutor(2 + len(OURS)) as pool:
         tests = pool.submit(run_pytest, out_dir, 240)
         checks = {
             model: pool.submit(
@@ -259,6 +297,9 @@ def run_correctness(run, cfg, device, out_dir):
             )
             for model in OURS
         }
+        numerics = pool.submit(
+            run_cell, "benchmarks.gpu:numerics_cell", 1, {"device": str(device)}
+        )
         for model, future in checks.items():
             result = future.result()
             run.add("checks", dict(result, model=model))
@@ -266,6 +307,8 @@ def run_correctness(run, cfg, device, out_dir):
                 f"   check_estimator {model}: {result.get('passed')} passed, "
                 f"failed {result.get('failed')}"
             )
+        run.set("numerics", numerics.result())
+        log(f"   numerics: {run.payload['parts']['numerics']}")
         run.set("pytest", tests.result())
         log(f"   pytest: {run.payload['parts']['pytest']['counts']}")
 
@@ -443,6 +486,7 @@ def run_seeds(run, cfg, data, device, seeds):
 def save_all(kept, X_test, folder):
     """Save each fitted pipeline three ways, with its predictions; the manifest's entries."""
     import joblib
+    import torch
 
     from sklearn_lama import save_weights
     from sklearn_lama.export import to_onnx
@@ -452,6 +496,10 @@ def save_all(kept, X_test, folder):
         stem = os.path.join(folder, f"{model}-{precision}")
         proba = pipe.predict_proba(X_test)
         np.save(stem + "-proba.npy", proba)
+        if torch.cuda.is_available():
+            # cuDNN's recurrent layers use TF32 unless told not to; the CPU has float32 only.
+            with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+                np.save(stem + "-proba-no-tf32.npy", pipe.predict_proba(X_test))
         np.save(stem + "-labels.npy", pipe.predict(X_test).astype(str))
         entry = {"model": model, "precision": precision, "stem": stem, "saved": {}}
         for fmt, save, suffix in (
@@ -509,6 +557,9 @@ def load_check(folder):
                 if fmt != "onnx":
                     clf = loaded.named_steps["clf"]
                     row["loaded_on"] = str(next(clf.net_.module_.parameters()).device)
+                if os.path.exists(entry["stem"] + "-proba-no-tf32.npy"):
+                    reference = np.load(entry["stem"] + "-proba-no-tf32.npy")
+                    row["max_abs_proba_diff_no_tf32"] = float(np.max(np.abs(got - reference)))
                 row.update(
                     same_labels=float(np.mean(got_labels == labels)),
                     max_abs_proba_diff=float(np.max(np.abs(got - proba))),
@@ -708,18 +759,19 @@ def measure(args):
     import torch
 
     cfg = dict(SIZES["quick" if args.quick else "full"])
+    cfg["corpora"] = args.corpus or cfg["corpora"]
+    parts = args.parts or PARTS
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     precisions = [p for p in PRECISIONS if device.type == "cuda" or p != "16-mixed"]
     meta = stamp("quick" if args.quick else "full", 1)
     meta["machine"]["device"] = str(device)
-    # The device machine gets a copy of the working tree without its git history.
-    if meta["git_commit"] == "unknown":
-        meta["git_commit"] = os.environ.get("BENCH_COMMIT", "unknown")
+    # The device machine's copy of the working tree may carry another checkout's history.
+    meta["git_commit"] = os.environ.get("BENCH_COMMIT", meta["git_commit"])
     meta.update(command="python -m benchmarks.gpu " + " ".join(sys.argv[1:]), wall_s=0)
     payload = {
-        "name": NAME,
+        "name": args.name,
         "meta": meta,
-        "config": {**cfg, "precisions": precisions, "deadline_s": args.deadline},
+        "config": {**cfg, "precisions": precisions, "deadline_s": args.deadline, "parts": parts},
         "gpu": device_facts(device),
         "cpu": cpu_facts(),
         "parts": {},
@@ -729,46 +781,52 @@ def measure(args):
     run.flush()
     log(f"device {payload['gpu']}; cpu {payload['cpu']}")
     # The embeddings are CPU work, fitted in their own processes while the checks run.
-    vectorizers = start_vectorizers(cfg, tempfile.mkdtemp(prefix="gpu-vectors-"))
-    log("a. pytest -k cuda and check_estimator, at once")
-    run_correctness(run, cfg, device, args.out_dir)
+    if "pipelines" in parts:
+        vectorizers = start_vectorizers(cfg, tempfile.mkdtemp(prefix="gpu-vectors-"))
+    if "tests" in parts:
+        log("a. pytest -k cuda and check_estimator, at once")
+        run_correctness(run, cfg, device, args.out_dir)
     # The yardstick starts after the checks, so that they do not slow it down.
-    pool, futures = _cpu_yardstick(run, cfg, args.locale)
+    pool, futures = _cpu_yardstick(run, cfg, args.locale) if "yardstick" in parts else (None, [])
     run.payload["meta"]["loadavg_yardstick_start"] = round(os.getloadavg()[0], 2)
 
     # MR first, then the checks that reuse its pipelines, then the rest.
     kept, data = {}, {}
-    first, *rest = cfg["corpora"]
-    log(f"b. pipelines on {first}")
-    run_pipelines(run, cfg, first, vectorizers, device, precisions, kept, data)
-    log("d. persistence")
-    if kept and run.fits(NEEDS["persistence"]):
+    first, *rest = cfg["corpora"] if "pipelines" in parts else [None]
+    if first is not None:
+        log(f"b. pipelines on {first}")
+        run_pipelines(run, cfg, first, vectorizers, device, precisions, kept, data)
+    if "persistence" in parts and kept and run.fits(NEEDS["persistence"]):
+        log("d. persistence")
         X_test = list(data[first][2][: cfg["persist_docs"]])
         try:
             run_persistence(run, kept, X_test)
         except Exception as exc:
             run.set("persistence", {"error": f"{type(exc).__name__}: {exc}"})
-    log("e. gridsearch")
-    if (first, "word2vec") in data and run.fits(NEEDS["gridsearch"]):
+    if "gridsearch" in parts and (first, "word2vec") in data and run.fits(NEEDS["gridsearch"]):
+        log("e. gridsearch")
         try:
             run_gridsearch(run, cfg, data[first], data[first, "word2vec"], device)
         except Exception as exc:
             run.set("gridsearch", {"error": f"{type(exc).__name__}: {exc}"})
-    log("c. translation")
-    if run.fits(NEEDS["translation"]):
-        result = run_cell(
-            "benchmarks.translation:cell", 1, translation_kwargs(cfg, str(device), args.locale)
-        )
-        run.add("translation", dict(_translation_row(result), device=str(device)))
-    else:
-        run.add("translation", {"device": str(device), "skipped": "deadline"})
+    if "translation" in parts:
+        log("c. translation")
+        if run.fits(NEEDS["translation"]):
+            result = run_cell(
+                "benchmarks.translation:cell", 1, translation_kwargs(cfg, str(device), args.locale)
+            )
+            run.add("translation", dict(_translation_row(result), device=str(device)))
+        else:
+            run.add("translation", {"device": str(device), "skipped": "deadline"})
     for corpus in rest:
         log(f"b. pipelines on {corpus}")
         run_pipelines(run, cfg, corpus, vectorizers, device, precisions, kept, data)
-    log("f. seeds")
-    run_seeds(run, cfg, data, device, cfg["seeds"])
+    if "seeds" in parts:
+        log("f. seeds")
+        run_seeds(run, cfg, data, device, cfg["seeds"])
 
-    log("waiting for the CPU yardstick")
+    if futures:
+        log("waiting for the CPU yardstick")
     for future in futures:
         try:
             future.result(timeout=max(run.left(), 1))
@@ -778,9 +836,10 @@ def measure(args):
     with run.lock:
         run.flush(figure=True)
     log("done")
-    pool.shutdown(wait=False, cancel_futures=True)
-    # Cells still running at the deadline are left to the machine's end.
-    os._exit(0)
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+        # Cells still running at the deadline are left to the machine's end.
+        os._exit(0)
 
 
 # ----------------------------------------------------------------- report
@@ -815,8 +874,13 @@ def targets(parts):
             (
                 f"{SHORT[model]} epoch on MR >= {EPOCH_SPEEDUP_TARGET:g}x faster on the GPU than "
                 f"one CPU thread: {sig(c['epoch_s'])} s on the CPU, {sig(g['epoch_s'])} s on the "
-                f"GPU in float32 ({speedup:.1f}x), {sig(best['epoch_s'])} s in "
-                f"{best['precision']} ({best_speedup:.1f}x): {'met' if met else 'missed'}.",
+                f"GPU in float32 ({speedup:.1f}x)"
+                + (
+                    f", {sig(best['epoch_s'])} s in {best['precision']} ({best_speedup:.1f}x)"
+                    if best is not g
+                    else " (the fastest precision)"
+                )
+                + f": {'met' if met else 'missed'}.",
                 met,
             )
         )
@@ -838,11 +902,12 @@ def targets(parts):
                 f"the vectorizer on the CPU {sig(best['vectorizer_s'])} s "
                 f"({best['vectorizer_share']:.0%}) and the classifier on the GPU "
                 f"{sig(best['classifier_s'])} s: {'met' if met else 'missed'}"
-                + (
-                    "; the vectorizer alone takes longer than fastText's whole fit."
-                    if not met and best["vectorizer_s"] > ft["fit_s"]
-                    else "."
-                ),
+                + "".join(
+                    f"; the {step} alone takes longer than fastText's whole fit"
+                    for step in ("vectorizer", "classifier")
+                    if not met and best[f"{step}_s"] > ft["fit_s"]
+                )
+                + ".",
                 met,
             )
         )
@@ -911,6 +976,18 @@ def _render_tests(rep, parts):
             f"**CUDA tests** (``{p['command']}``, exit {p['exit']}): {counts or 'no summary'}."
         )
         rep.bullets(p["failures"] + p["skips"])
+    numerics = parts.get("numerics")
+    if numerics:
+        rep.text(
+            "**LAMA's GRU output dtype** under each precision on this run's device: "
+            + (
+                numerics.get("error")
+                or ", ".join(
+                    f"{p}: {', '.join(d)}" for p, d in numerics["lama_gru_output_dtype"].items()
+                )
+            )
+            + "."
+        )
     checks = parts.get("checks", [])
     if checks:
         rep.text("**check_estimator** with the device of this run:")
@@ -1046,10 +1123,21 @@ def _render_persistence(rep, parts):
     rep.text(
         f"**Persistence**: pipelines fitted on the GPU (MR), saved three ways, loaded in a new "
         f"process with CUDA_VISIBLE_DEVICES='' (CUDA seen there: {p['cuda_visible']}) and run "
-        f"on {p['n_documents']} test documents against the GPU's own predictions."
+        f"on {p['n_documents']} test documents against the GPU's own predictions (TF32 off: "
+        "against the GPU's predictions with torch.backends.cudnn.allow_tf32 False, where "
+        "measured)."
     )
     rep.table(
-        ["model", "precision", "format", "loaded on", "same labels", "max |Δ proba|", "notes"],
+        [
+            "model",
+            "precision",
+            "format",
+            "loaded on",
+            "same labels",
+            "max |Δ proba|",
+            "TF32 off",
+            "notes",
+        ],
         [
             [
                 SHORT[r["model"]],
@@ -1058,6 +1146,9 @@ def _render_persistence(rep, parts):
                 r.get("loaded_on", "onnxruntime" if "error" not in r else ""),
                 f"{r['same_labels']:.1%}" if "same_labels" in r else "",
                 f"{r['max_abs_proba_diff']:.1e}" if "max_abs_proba_diff" in r else "",
+                f"{r['max_abs_proba_diff_no_tf32']:.1e}"
+                if "max_abs_proba_diff_no_tf32" in r
+                else "",
                 (r.get("error") or "; ".join(r.get("warnings", [])))[:160],
             ]
             for r in p["rows"]
@@ -1180,9 +1271,26 @@ def main(argv=None):
         help="folder of gettext catalogues (<lang>/LC_MESSAGES/*.mo) for the translation part "
         "(default: the system's)",
     )
+    p.add_argument(
+        "--parts",
+        type=lambda text: [part for part in text.split(",") if part],
+        default=None,
+        help=f"comma-separated parts to run, among {','.join(PARTS)} (default: all)",
+    )
+    p.add_argument(
+        "--corpus",
+        action="append",
+        default=None,
+        choices=["mr", "r8"],
+        help="corpora of the pipelines, MR first if present (default: mr and r8); repeatable",
+    )
+    p.add_argument("--name", default=NAME, help=f"stem of the result files (default {NAME})")
     p.add_argument("--render", metavar="JSON", help="measure nothing: write the reports again")
     p.add_argument("--load-check", metavar="DIR", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    unknown = set(args.parts or ()) - set(PARTS)
+    if unknown:
+        p.error(f"unknown part(s) {', '.join(sorted(unknown))}; choose among {', '.join(PARTS)}")
     if args.load_check:
         print(json.dumps(load_check(args.load_check)), flush=True)
         return

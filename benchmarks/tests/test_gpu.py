@@ -136,6 +136,7 @@ def test_report_renders_every_part_with_failures_and_skips(tmp_path):
                     "test_bleu": 1.0,
                 },
             ],
+            "numerics": {"lama_gru_output_dtype": {"32": ["torch.float32"]}},
             "persistence": {"error": "E"},
             "gridsearch": {
                 "grid": gpu.GRID,
@@ -231,3 +232,34 @@ def test_models_saved_three_ways_reload_in_a_process_without_cuda(tmp_path):
     for row in result["rows"]:
         assert "error" not in row, row
         assert row["same_labels"] == 1.0 and row["max_abs_proba_diff"] < 1e-5
+
+
+def test_persistence_report_shows_both_references(tmp_path):
+    rows = [
+        {
+            "model": "lama",
+            "precision": "32",
+            "format": "joblib",
+            "loaded_on": "cpu",
+            "same_labels": 1.0,
+            "max_abs_proba_diff": 2.6e-4,
+            "max_abs_proba_diff_no_tf32": 1e-7,
+            "warnings": [],
+        },
+        {"model": "duo", "precision": "32", "format": "onnx", "error": "not saved: E"},
+    ]
+    rep = gpu.Report("gpu", "t")
+    gpu._render_persistence(
+        rep, {"persistence": {"rows": rows, "cuda_visible": False, "n_documents": 5}}
+    )
+    text = rep.markdown([])
+    assert "2.6e-04" in text and "1.0e-07" in text and "not saved: E" in text
+
+
+def test_a_run_of_parts_without_their_inputs_writes_an_empty_report(tmp_path):
+    # Persistence and the grid search reuse the pipelines' fits: alone they have nothing to do.
+    gpu.main(["--quick", "--parts", "persistence,gridsearch", "--out-dir", str(tmp_path)])
+    payload = (tmp_path / "gpu.json").read_text()
+    assert '"parts": {}' in payload and (tmp_path / "gpu.md").exists()
+    with pytest.raises(SystemExit):
+        gpu.main(["--parts", "nothing"])
