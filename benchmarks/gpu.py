@@ -51,6 +51,7 @@ from ._models import OURS, SHORT, fasttext_status
 from ._report import Report, sig
 
 NAME = "gpu"
+TITLE = "On a CUDA GPU: tests, timings and persistence"
 PARTS = ("tests", "pipelines", "yardstick", "persistence", "gridsearch", "translation", "seeds")
 PRECISIONS = ("32", "bf16", "16-mixed")
 # The embedding each pipeline reads: LAMA and FCSR share one word2vec table.
@@ -770,6 +771,7 @@ def measure(args):
     meta.update(command="python -m benchmarks.gpu " + " ".join(sys.argv[1:]), wall_s=0)
     payload = {
         "name": args.name,
+        "title": args.title,
         "meta": meta,
         "config": {**cfg, "precisions": precisions, "deadline_s": args.deadline, "parts": parts},
         "gpu": device_facts(device),
@@ -939,7 +941,7 @@ def targets(parts):
 def render(payload):
     """The report and plot of a run's payload (also of one read back from JSON)."""
     parts, gpu, cfg = payload["parts"], payload["gpu"], payload["config"]
-    rep = Report(payload["name"], "On a CUDA GPU: tests, timings and persistence")
+    rep = Report(payload["name"], payload.get("title", TITLE))
     rep.text(
         f"GPU: {gpu.get('name', 'none (CPU run)')}"
         + (
@@ -963,8 +965,10 @@ def render(payload):
     _render_persistence(rep, parts)
     _render_gridsearch(rep, parts)
     _render_seeds(rep, parts)
-    rep.text("**Targets** (MR):")
-    rep.bullets(text for text, _ in targets(parts))
+    found = targets(parts)
+    if any(met is not None for _, met in found):
+        rep.text("**Targets** (MR):")
+        rep.bullets(text for text, _ in found)
     return rep, _plotter(parts)
 
 
@@ -992,16 +996,19 @@ def _render_tests(rep, parts):
     if checks:
         rep.text("**check_estimator** with the device of this run:")
         rep.table(
-            ["classifier", "checks", "passed", "failed", "failures"],
+            ["classifier", "checks", "passed", "skipped", "failed", "failures"],
             [
                 [
                     SHORT[c["model"]],
                     str(c.get("checks", "")),
                     str(c.get("passed", "")),
+                    ", ".join(c.get("skipped_checks", [])),
                     str(len(c.get("failed", []))),
                     c.get("error")
                     or c.get("skipped")
-                    or "; ".join(f"{f['check']}: {f['error'][:120]}" for f in c["failed"]),
+                    or "; ".join(
+                        f"{f['check']}: {' '.join(f['error'].split())[:160]}" for f in c["failed"]
+                    ),
                 ]
                 for c in checks
             ],
@@ -1134,7 +1141,7 @@ def _render_persistence(rep, parts):
             "format",
             "loaded on",
             "same labels",
-            "max |Δ proba|",
+            "largest Δ proba",
             "TF32 off",
             "notes",
         ],
@@ -1285,6 +1292,7 @@ def main(argv=None):
         help="corpora of the pipelines, MR first if present (default: mr and r8); repeatable",
     )
     p.add_argument("--name", default=NAME, help=f"stem of the result files (default {NAME})")
+    p.add_argument("--title", default=TITLE, help="heading of the reports")
     p.add_argument("--render", metavar="JSON", help="measure nothing: write the reports again")
     p.add_argument("--load-check", metavar="DIR", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
