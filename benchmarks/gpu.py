@@ -1,34 +1,37 @@
 """Every estimator on a CUDA GPU: the CUDA tests, the estimator checks, timings and persistence.
 
-One run on a machine with a GPU, its parts in priority order; the results are rewritten after
-every part (and every fit), so a run cut short keeps what it measured:
+One run on a machine with a GPU; the results are rewritten after every part (and every fit), so
+a run cut short keeps what it measured. Parts (``--parts``, default all), in the order they run:
 
-* ``tests``: pytest's CUDA tests (``-k cuda``: those that skip without CUDA, and the refusals
-  that skip with it), then scikit-learn's ``check_estimator`` for the three classifiers with
-  ``device="cuda"``, each in its own process;
-* ``pipelines``: the three default pipelines (``benchmarks._models.make``) on MR and R8, the
+* ``tests``: pytest's CUDA tests (``-k cuda`` over the test files that have some: those that skip
+  without CUDA, and the refusals that skip with it), scikit-learn's ``check_estimator`` for the
+  three classifiers on the device, and the dtype LAMA's GRUs compute in under each precision, all
+  at once, each in its own process;
+* ``pipelines``: the three default pipelines (``benchmarks._models.make``) on MR, later R8, the
   classifier on the GPU in each precision (``"32"``, ``"bf16"``, ``"16-mixed"``): the whole
   pipeline's fit time and the vectorizer's share, epochs, seconds per epoch, training tokens/s,
   prediction documents/s (raw text in) and test accuracy (``cost``'s measurements). The
   vectorizer runs on the CPU whatever the device, so it is fitted once per corpus and embedding
-  (LAMA and FCSR read the same word2vec table), and its time counts in each pipeline's fit. The
-  yardstick runs beside it on the same machine's CPU: each pipeline in float32 and tuned
-  fastText, each in its own process with one torch thread (``cost``'s cell), all at once on the
-  machine's cores;
-* ``translation``: :class:`~sklearn_lama.DuoTranslator` (the ``translation`` part's full-size
-  model) on English → French gettext pairs for the same wall-clock budget on the GPU and on one
-  CPU thread (the CPU run in the yardstick's pool): updates per second and test BLEU;
-* ``persistence``: pipelines fitted on the GPU, saved with ``save_weights``, joblib and ONNX,
+  (LAMA and FCSR read the same word2vec table), in its own process while the tests run, and its
+  time counts in each pipeline's fit;
+* ``yardstick``: on the same machine's CPU, after the tests, beside the GPU work: each pipeline in
+  float32 and tuned fastText (``cost``'s cell) and the translator, each in its own process with
+  one torch thread, all at once on the machine's cores;
+* ``persistence``: MR's pipelines fitted on the GPU, saved with ``save_weights``, joblib and ONNX,
   loaded in a new process that sees no CUDA device (``CUDA_VISIBLE_DEVICES=""``) and run there:
-  the same labels, and how far the probabilities moved;
+  the same labels, and how far the probabilities moved (also from the GPU's with TF32 off);
 * ``gridsearch``: ``GridSearchCV(n_jobs=1)`` of LAMA on the GPU: the memory allocated when each
-  fit starts and its peak (``torch.cuda.max_memory_allocated``, reset before each fit);
+  fit starts, its peak (``torch.cuda.max_memory_allocated``, reset before each fit) and its end;
+* ``translation``: :class:`~sklearn_lama.DuoTranslator` (the ``translation`` part's full-size
+  model) on English → French gettext pairs for the same wall-clock budget on the GPU as the
+  yardstick gives it on one CPU thread: updates per second and test BLEU;
 * ``seeds``: the classifiers on MR again with seeds 1 and 2 (the vectors of seed 0) in float32
   and bf16, for the seed spread that bf16's accuracy is compared with.
 
-Usage (``--quick``: tiny subsets on whatever device there is, to check the script)::
+Usage (``--quick``: tiny subsets on whatever device there is, to check the script; the device
+machine's copy of the tree may not know its commit: ``BENCH_COMMIT`` names it)::
 
-    python -m benchmarks.gpu --out-dir DIR [--deadline S] [--locale DIR] [--quick]
+    BENCH_COMMIT=abc1234 python -m benchmarks.gpu --out-dir DIR [--deadline S] [--locale DIR]
     python -m benchmarks.gpu --render benchmarks/results/gpu.json   # the reports again
 """
 
