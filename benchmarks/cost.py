@@ -28,6 +28,8 @@ ratios are measured on the same machine under the same load.
 
 import time
 
+from skorch.callbacks import Callback
+
 from ._data import corpus_name
 from ._harness import run_cell
 from ._models import LABELS, OURS, PEERS, SHORT, fasttext_status
@@ -54,25 +56,24 @@ DEFAULT_CORPORA = ["mr", "r8"]
 PROFILE_ROWS = 12
 
 
-def _batch_clock():
-    """A skorch callback summing the seconds of training and of validation batches per epoch."""
-    from skorch.callbacks import Callback
+class BatchClock(Callback):
+    """A skorch callback summing the seconds of training and of validation batches per epoch.
 
-    class BatchClock(Callback):
-        def on_epoch_begin(self, net, **kwargs):
-            self.seconds_ = {True: 0.0, False: 0.0}
+    A class of the module, not of a function, so that a net fitted with it can be pickled.
+    """
 
-        def on_batch_begin(self, net, batch=None, training=None, **kwargs):
-            self.start_ = time.perf_counter()
+    def on_epoch_begin(self, net, **kwargs):
+        self.seconds_ = {True: 0.0, False: 0.0}
 
-        def on_batch_end(self, net, batch=None, training=None, **kwargs):
-            self.seconds_[bool(training)] += time.perf_counter() - self.start_
+    def on_batch_begin(self, net, batch=None, training=None, **kwargs):
+        self.start_ = time.perf_counter()
 
-        def on_epoch_end(self, net, **kwargs):
-            net.history.record("train_batches_s", self.seconds_[True])
-            net.history.record("valid_batches_s", self.seconds_[False])
+    def on_batch_end(self, net, batch=None, training=None, **kwargs):
+        self.seconds_[bool(training)] += time.perf_counter() - self.start_
 
-    return BatchClock()
+    def on_epoch_end(self, net, **kwargs):
+        net.history.record("train_batches_s", self.seconds_[True])
+        net.history.record("valid_batches_s", self.seconds_[False])
 
 
 def _matmul_gflops():
@@ -134,6 +135,64 @@ def _profile(clf, Z, y):
     ]
 
 
+def fit_clocked(clf, Z, y):
+    """Fit the classifier ``clf`` on the vectors or ids ``Z`` with the batch clock; its figures.
+
+    Seconds and CPU seconds of the fit, epochs run, the epoch kept (lowest
+    validation loss), the mean epoch split into training batches, validation
+    batches and the rest, and training tokens per second of training-batch
+    time. The clock is removed again after the fit. A batch's time ends when
+    skorch reads its loss, which waits for a GPU's work too.
+    """
+    import numpy as np
+
+    clf.set_params(callbacks=[*(clf.callbacks or []), BatchClock()])
+    start, cpu = time.perf_counter(), time.process_time()
+    clf.fit(Z, y)
+    classifier_s, classifier_cpu_s = time.perf_counter() - start, time.process_time() - cpu
+    clf.set_params(callbacks=clf.callbacks[:-1] or None)
+    history = clf.net_.history
+    # Early stopping holds no documents out of data too small for a useful split.
+    held_out = "valid_loss" in history[-1]
+    valid_loss = history[:, "valid_loss"] if held_out else []
+    epoch_s = history[:, "dur"]
+    train_batches_s = history[:, "train_batches_s"]
+    valid_batches_s = history[:, "valid_batches_s"]
+    train_tokens = int(Z.lengths.sum()) * (1 - clf.validation_fraction * held_out)
+    mean = lambda values: float(np.mean(values))  # noqa: E731
+    return {
+        "train_tokens": int(Z.lengths.sum()),
+        "classifier_s": classifier_s,
+        "classifier_cpu_s": classifier_cpu_s,
+        "epochs": len(history),
+        "best_epoch": int(np.argmin(valid_loss)) + 1 if len(valid_loss) else None,
+        "epoch_s": mean(epoch_s),
+        "train_batches_s": mean(train_batches_s),
+        "valid_batches_s": mean(valid_batches_s),
+        "other_s": mean(np.subtract(epoch_s, np.add(train_batches_s, valid_batches_s))),
+        "train_tokens_per_s": train_tokens / mean(train_batches_s),
+    }
+
+
+def predict_timed(emb, clf, X_test, y_test):
+    """Accuracy and speed of the fitted ``emb`` then ``clf`` on the raw test texts."""
+    import numpy as np
+
+    start = time.perf_counter()
+    Z_test = emb.transform(X_test)
+    transform_s = time.perf_counter() - start
+    start = time.perf_counter()
+    predicted = clf.predict(Z_test)
+    predict_s = time.perf_counter() - start
+    return {
+        "accuracy": float(np.mean(predicted == np.asarray(y_test))),
+        "transform_s": transform_s,
+        "predict_s": predict_s,
+        "docs_per_s": len(X_test) / (transform_s + predict_s),
+        "classifier_docs_per_s": len(X_test) / predict_s,
+    }
+
+
 def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs, profile_docs):
     """Fit ``model`` on ``corpus`` and break its cost down (child process)."""
     import numpy as np
@@ -163,57 +222,27 @@ def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs,
             "docs_per_s": len(X_test) / predict_s,
         }
     emb, clf = estimator.named_steps["emb"], estimator.named_steps["clf"]
-    clf.set_params(callbacks=[*(clf.callbacks or []), _batch_clock()])
     start, cpu = time.perf_counter(), time.process_time()
     Z = emb.fit_transform(X, y)
-    vectorizer_s = time.perf_counter() - start
-    start = time.perf_counter()
-    clf.fit(Z, y)
-    classifier_s = time.perf_counter() - start
-    fit_cpu_s = time.process_time() - cpu
-    history = clf.net_.history
-    valid_loss = history[:, "valid_loss"] if clf.early_stopping else []
-    epoch_s = history[:, "dur"]
-    train_batches_s = history[:, "train_batches_s"]
-    valid_batches_s = history[:, "valid_batches_s"]
-    train_tokens = int(Z.lengths.sum()) * (1 - clf.validation_fraction * clf.early_stopping)
-
-    start = time.perf_counter()
-    Z_test = emb.transform(X_test)
-    transform_s = time.perf_counter() - start
-    start = time.perf_counter()
-    predicted = clf.predict(Z_test)
-    predict_s = time.perf_counter() - start
-
-    clf.set_params(callbacks=None)
+    vectorizer_s, vectorizer_cpu_s = time.perf_counter() - start, time.process_time() - cpu
+    fitted = fit_clocked(clf, Z, y)
+    classifier_cpu_s = fitted.pop("classifier_cpu_s")
+    predicted = predict_timed(emb, clf, X_test, y_test)
     flops, flops_by_op = _flops_per_token(clf, *_subset(Z, y, count_docs))
     gflops = _matmul_gflops()
     profile = _profile(clf, *_subset(Z, y, profile_docs))
-    mean = lambda values: float(np.mean(values))  # noqa: E731
     return {
         "n_train": len(X),
         "n_test": len(X_test),
-        "train_tokens": int(Z.lengths.sum()),
-        "accuracy": float(np.mean(predicted == y_test)),
-        "fit_s": vectorizer_s + classifier_s,
-        "fit_cpu_s": fit_cpu_s,
+        **fitted,
+        **predicted,
+        "fit_s": vectorizer_s + fitted["classifier_s"],
+        "fit_cpu_s": vectorizer_cpu_s + classifier_cpu_s,
         "vectorizer_s": vectorizer_s,
-        "classifier_s": classifier_s,
-        "epochs": len(history),
-        "best_epoch": int(np.argmin(valid_loss)) + 1 if len(valid_loss) else None,
-        "epoch_s": mean(epoch_s),
-        "train_batches_s": mean(train_batches_s),
-        "valid_batches_s": mean(valid_batches_s),
-        "other_s": mean(np.subtract(epoch_s, np.add(train_batches_s, valid_batches_s))),
-        "train_tokens_per_s": train_tokens / mean(train_batches_s),
         "flops_per_token": flops,
         "flops_by_op": flops_by_op,
         "matmul_gflops": gflops,
         "flop_bound_tokens_per_s": gflops * 1e9 / flops,
-        "transform_s": transform_s,
-        "predict_s": predict_s,
-        "docs_per_s": len(X_test) / (transform_s + predict_s),
-        "classifier_docs_per_s": len(X_test) / predict_s,
         "profile": profile,
         "profile_docs": min(profile_docs, len(X)),
     }

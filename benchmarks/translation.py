@@ -71,8 +71,13 @@ SIZES = {
 TARGET_FR_BLEU = 30.0
 
 
-def cell(language, model_key, budget_s, train_limit, curve_limit, test_limit, model):
-    """Train one model for ``budget_s`` seconds and measure it (child process)."""
+def cell(
+    language, model_key, budget_s, train_limit, curve_limit, test_limit, model, directory=None
+):
+    """Train one model for ``budget_s`` seconds and measure it (child process).
+
+    ``directory``: where the gettext catalogues are (``load_gettext``'s; None: the system's).
+    """
     import time
 
     import sacrebleu
@@ -82,8 +87,8 @@ def cell(language, model_key, budget_s, train_limit, curve_limit, test_limit, mo
     from sklearn_lama.datasets import load_gettext
     from sklearn_lama.translation._subwords import PLACEHOLDER
 
-    bunch = load_gettext(language)
-    test = load_gettext(language, subset="test")
+    bunch = load_gettext(language, directory=directory)
+    test = load_gettext(language, subset="test", directory=directory)
     X, y = bunch.data[:train_limit], bunch.target[:train_limit]
     X_test, y_test = test.data[:test_limit], test.target[:test_limit]
     steps = dict(ROWS_STEPS)[model_key]

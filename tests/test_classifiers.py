@@ -147,6 +147,13 @@ def test_cuda_without_cuda_is_a_clear_error(kind, toy_corpus):
         make_pipeline(kind, device="cuda").fit(texts, labels)
 
 
+def test_a_gpu_device_is_tagged_non_deterministic(kind):
+    # On a GPU a document's scores can move in the last bits with the shape of its batch,
+    # which scikit-learn's subset-invariance check (tolerance 1e-7) does not allow.
+    assert not make_classifier(kind).__sklearn_tags__().non_deterministic
+    assert make_classifier(kind, device="cuda").__sklearn_tags__().non_deterministic
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_fit(kind, toy_corpus):
     texts, labels = toy_corpus

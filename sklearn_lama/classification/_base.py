@@ -408,6 +408,9 @@ class BaseSequenceClassifier(PortableState, DeclaredParameters, ClassifierMixin,
         tags.input_tags.three_d_array = True
         tags.classifier_tags.multi_label = True
         tags.target_tags.multi_output = True
+        # On a GPU the kernels chosen for a batch depend on its shape, so a document's scores
+        # can move in the last bits with the other documents of its call (as the translator's).
+        tags.non_deterministic = str(self.device) != "cpu"
         return tags
 
 

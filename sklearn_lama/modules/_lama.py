@@ -61,12 +61,26 @@ class BiGRUEncoder(nn.Module):
         steps = torch.arange(mask.shape[1], device=mask.device).unsqueeze(0)
         return torch.where(steps < lengths, lengths - 1 - steps, steps)
 
+    @staticmethod
+    def _gru(gru, x):
+        """The outputs of ``gru`` over ``x``, computed in float32 whatever the precision.
+
+        CUDA's autocast runs cuDNN's recurrences in float16 whatever its dtype (under
+        ``precision="bf16"`` too, where no loss scaling guards float16's range), while the
+        CPU's leaves them in float32: kept in float32, a precision means the same model on
+        every device.
+        """
+        if x.device.type == "cuda":
+            with torch.autocast("cuda", enabled=False):
+                return gru(x.float())[0]
+        return gru(x)[0]
+
     def _recur(self, gru, x):
         """``gru`` over ``x`` (B, T, d) from a zero state, chunked past ``chunk_length`` tokens."""
         batch, length, size = x.shape
         chunk = self.chunk_length
         if chunk is None or length == 0:
-            return gru(x)[0]
+            return self._gru(gru, x)
         # Arithmetic, not a branch on the length, so that a traced graph (ONNX
         # export) holds for every length: ``long`` is 1 past ``chunk`` tokens,
         # else 0, and a shorter document is one chunk of its own length without
@@ -83,7 +97,7 @@ class BiGRUEncoder(nn.Module):
         # follow the outputs kept, and are cut off below.
         steps = window_starts[:, None] + torch.arange(width + warm, device=x.device)
         windows = x[:, steps.clamp_max(length - 1)]
-        states = gru(windows.reshape(batch * n_chunks, width + warm, size))[0]
+        states = self._gru(gru, windows.reshape(batch * n_chunks, width + warm, size))
         states = states.reshape(batch, n_chunks * (width + warm), -1)
         # The outputs kept, as positions in the chunks laid end to end: one
         # index per position for all rows (an index per element, as gather

@@ -51,6 +51,12 @@ class NetMixin:
 
     def initialize(self):
         super().initialize()
+        # skorch pickles the tensors of its device-dependent attributes apart and maps them
+        # to a device that exists where they are loaded. The ``module`` parameter is the
+        # trained network itself (the same object as ``module_``): pickled as a plain object,
+        # its CUDA tensors could not be unpickled where CUDA is absent.
+        if "module" not in self.cuda_dependent_attributes_:
+            self.cuda_dependent_attributes_ = [*self.cuda_dependent_attributes_, "module"]
         scaled = self.precision == "16-mixed"
         self.scaler_ = torch.amp.GradScaler(torch.device(self.device).type) if scaled else None
         return self
