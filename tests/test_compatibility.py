@@ -14,10 +14,12 @@ import json
 import pickle
 import re
 from pathlib import Path
+from unittest import mock
 
 import joblib
 import numpy as np
 import pytest
+import torch
 
 from sklearn_lama import LAMAClassifier, __version__, load_weights, save_weights
 from sklearn_lama.utils import _compatibility
@@ -27,7 +29,11 @@ from sklearn_lama.utils._state import STATE_KEY, VERSION_KEY
 from .test_persistence import IDS, IDS_Y, _file_bytes, _payload
 
 FIXTURES = Path(__file__).parent / "fixtures" / "persistence"
-VERSIONS = sorted((p.name for p in FIXTURES.iterdir() if p.is_dir()), key=release)
+VERSIONS = sorted(
+    (p.name for p in FIXTURES.iterdir() if re.fullmatch(r"\d+\.\d+\.\d+", p.name)), key=release
+)
+# Models trained on a GPU (make_cuda_fixtures.py), by release.
+CUDA_VERSIONS = sorted((p.name for p in (FIXTURES / "cuda").iterdir()), key=release)
 CASES = [
     (version, name)
     for version in VERSIONS
@@ -104,6 +110,38 @@ def test_loaded_models_keep_their_training_state(version, name, tmp_path):
             np.testing.assert_array_equal(
                 value, other.net_.optimizer_.state_dict()["state"][k][key]
             )
+
+
+@pytest.mark.parametrize("how", ["load_weights", "joblib"])
+@pytest.mark.parametrize("version", CUDA_VERSIONS)
+def test_models_trained_on_a_gpu_load_without_one(version, how):
+    if torch.cuda.is_available():
+        pytest.skip("tests loading where CUDA is missing")
+    record = json.loads((FIXTURES / "cuda" / version / "expected.json").read_text())
+    record = record["models"]["lama"]
+    suffix = "safetensors" if how == "load_weights" else "joblib"
+    path = FIXTURES / "cuda" / version / f"lama.{suffix}"
+    if how == "joblib" and release(version) < (0, 10, 0):
+        # A 0.9.0 pickle holds the tensors themselves, which torch restores on
+        # the GPU before this package sees them; mapped to the CPU as the
+        # Reliability page shows, it loads.
+        with pytest.raises(RuntimeError, match="map_location"):
+            joblib.load(path)
+
+        def to_cpu(data):
+            return torch.load(io.BytesIO(data), map_location="cpu", weights_only=False)
+
+        with mock.patch("torch.storage._load_from_bytes", to_cpu), pytest.warns(UserWarning):
+            model = joblib.load(path)
+    else:
+        with pytest.warns(UserWarning, match="device='cuda', which is not available here"):
+            model = load_weights(path) if how == "load_weights" else joblib.load(path)
+    assert model["clf"].device == "cuda" and str(model["clf"].net_.device) == "cpu"
+    # Computed on the GPU then, on the CPU now: float rounding apart.
+    np.testing.assert_allclose(
+        model.predict_proba(record["inputs"]), record["predict_proba"], rtol=0, atol=1e-5
+    )
+    assert model.predict(record["inputs"]).tolist() == record["predict"]
 
 
 # ----------------------------------------------------------------- versions

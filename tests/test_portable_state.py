@@ -12,7 +12,9 @@ import pytest
 import torch
 from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import Pipeline
+from skorch.callbacks import GradientNormClipping
 
+import sklearn_lama
 from sklearn_lama import (
     DuoClassifier,
     DuoTranslator,
@@ -138,7 +140,7 @@ def test_pickled_state_is_numpy_and_plain_values(name, fitted):
     for estimator in _estimators(model):
         state = estimator.__getstate__()
         fitted_state = state.pop(STATE_KEY)
-        assert state.pop(VERSION_KEY) == "0.10.0"
+        assert state.pop(VERSION_KEY) == sklearn_lama.__version__
         assert _plain(fitted_state), type(estimator).__name__
         # The rest is the parameters (a meta-embedding's are its unfitted sources).
         assert set(state) == set(estimator.get_params(deep=False))
@@ -254,6 +256,17 @@ def test_skops_round_trip(name, fitted):
         skops_io.loads(data)
     loaded = skops_io.loads(data, trusted=skops_trusted_types())
     _assert_same_output(model, loaded, X)
+
+
+def test_skops_lists_the_types_of_callbacks_as_untrusted():
+    # Callbacks are code: skops stores them as objects whose types the user trusts.
+    data = skops_io.dumps(LAMAClassifier(callbacks=[GradientNormClipping(1.0)]))
+    untrusted = skops_io.get_untrusted_types(data=data)
+    assert set(untrusted) - set(skops_trusted_types()) == {
+        "skorch.callbacks.regularization.GradientNormClipping"
+    }
+    loaded = skops_io.loads(data, trusted=untrusted)
+    assert type(loaded.callbacks[0]) is GradientNormClipping
 
 
 def test_skops_trusted_types_are_the_public_estimators():
