@@ -259,7 +259,7 @@ class BaseSequenceClassifier(PortableState, DeclaredParameters, ClassifierMixin,
         if "n_features_in" in state:
             self.n_features_in_ = state["n_features_in"]
         self.net_ = restore_net(
-            self._make_net, self._build_network(), self._training_config(), state
+            self._build_network, self._make_net, self._training_config(), state
         )
         self.n_epochs_ = len(self.net_.history)
 

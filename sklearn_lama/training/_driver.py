@@ -172,15 +172,19 @@ def train(recipe, config, epochs=None):
     return net
 
 
-def restore_net(make_net, module, config, state):
-    """The net of a loaded model: ``module`` with the saved training ``state``, ready to predict.
+def restore_net(build_module, make_net, config, state):
+    """The net of a loaded model, holding the saved training ``state``, ready to predict.
 
-    ``make_net`` is the model's :meth:`Recipe.make_net`. The net runs on
+    ``build_module()`` builds the module of the model's current parameters
+    and ``make_net`` is the model's :meth:`Recipe.make_net`. The net runs on
     the estimator's device, or on the CPU (with a warning) where that is
-    missing.
+    missing. Building draws initial weights, which the state replaces: torch's
+    random state is forked, so loading leaves the caller's random numbers as
+    they were.
     """
     device = loading_device(config.device, config.owner)
-    net = make_net(module, config, None, [], device)
-    net.initialize()
+    with torch.random.fork_rng(devices=[]):
+        net = make_net(build_module(), config, None, [], device)
+        net.initialize()
     restore_training_state(net, state, config.owner)
     return net

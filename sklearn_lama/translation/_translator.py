@@ -2,6 +2,7 @@
 
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 import torch
@@ -489,7 +490,12 @@ class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
                 weights[f"src_embeddings.{i}.weight"]
                 for i in range(2 if self.meta_embeddings else 1)
             ]
-        module = self._build_module(weights["src_embeddings.0.weight"].shape[0], tables)
-        self.net_ = restore_net(self._make_net, module, self._training_config(), state)
+        source_rows = weights["src_embeddings.0.weight"].shape[0]
+        self.net_ = restore_net(
+            partial(self._build_module, source_rows, tables),
+            self._make_net,
+            self._training_config(),
+            state,
+        )
         self.best_epoch_ = int(state["best_epoch"])
-        self.n_parameters_ = sum(p.numel() for p in module.parameters())
+        self.n_parameters_ = sum(p.numel() for p in self.net_.module_.parameters())

