@@ -18,6 +18,7 @@ from . import (
     multilabel,
     params,
     peers,
+    pretrained_select,
     runtime,
     scaling,
     select,
@@ -40,6 +41,7 @@ PARTS = {
     "cost": cost,
     "speed": speed,
     "select": select,
+    "pretrained-select": pretrained_select,
     "export": export,
     "explain": explain,
 }
