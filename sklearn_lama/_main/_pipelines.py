@@ -19,6 +19,7 @@ __all__ = [
     "FastTextClassifier",
     "default_pipeline",
     "fasttext_status",
+    "pipeline_label",
     "tfidf_logistic_regression",
 ]
 
@@ -31,6 +32,18 @@ MODELS = {
 
 # The pretrained vectors the main job and the benchmarks use when installed.
 GLOVE = "glove-wiki-gigaword-50"
+# Duo's second table beside pretrained vectors: (label, Word2VecVectorizer parameters).
+PRETRAINED_COUPLE = ("skip-gram 100", {"sg": 1, "vector_size": 100})
+
+
+def pipeline_label(model, pretrained=None):
+    """The name the main job prints for ``default_pipeline(model, pretrained=pretrained)``."""
+    if pretrained is None:
+        return MODELS[model][0]
+    vectors = "GloVe 50" if pretrained == GLOVE else str(pretrained)
+    if model == "duo":
+        vectors += f" + {PRETRAINED_COUPLE[0]}"
+    return f"{vectors} + {MODELS[model][1].__name__}"
 
 
 def default_pipeline(model, random_state=0, verbose=0, pretrained=None, **params):
@@ -70,7 +83,7 @@ def default_pipeline(model, random_state=0, verbose=0, pretrained=None, **params
     elif model == "duo":
         sources = [
             ("pretrained", Word2VecVectorizer(pretrained=pretrained, **seeded)),
-            ("corpus", Word2VecVectorizer(sg=1, vector_size=100, **seeded)),
+            ("corpus", Word2VecVectorizer(**PRETRAINED_COUPLE[1], **seeded)),
         ]
     if model == "duo":
         embedding = MetaEmbeddingTransformer(sources, verbose=verbose)
