@@ -235,3 +235,23 @@ def test_real_glove_package_when_installed(monkeypatch):
     e = vec.embedding_ / np.linalg.norm(vec.embedding_, axis=1, keepdims=True).clip(1e-9)
     cat, dog, log = (e[vec.vocabulary_[w]] for w in ("cat", "dog", "log"))
     assert cat @ dog > cat @ log
+
+
+def test_outputs_say_which_tables_are_pretrained(package, tmp_path):
+    from sklearn_lama import MetaEmbeddingTransformer, load_weights, save_weights
+
+    meta = MetaEmbeddingTransformer(
+        [
+            ("glove", Word2VecVectorizer(pretrained=NAME, min_count=1, random_state=0)),
+            ("corpus", Word2VecVectorizer(vector_size=3, min_count=1, random_state=0)),
+        ],
+        min_count=1,
+    ).fit(DOCS)
+    sequences = meta.transform(DOCS)
+    assert sequences.pretrained == (True, False)
+    assert sequences[[1, 2]].pretrained == (True, False)
+    assert fitted().transform(DOCS).pretrained == (True,)
+    corpus = Word2VecVectorizer(vector_size=3, min_count=1, random_state=0).fit(DOCS)
+    assert corpus.transform(DOCS).pretrained == (False,)
+    save_weights(meta, tmp_path / "meta.safetensors")
+    assert load_weights(tmp_path / "meta.safetensors").transform(DOCS).pretrained == (True, False)

@@ -30,6 +30,7 @@ from ._docstrings import classifier_docstring
 from ._inputs import read_input, restore_adapter
 from ._nb_features import NaiveBayesColumns
 from ._targets import SingleLabel, learn_target, restore_target
+from ._vector_defaults import setting
 
 __all__ = ["BaseSequenceClassifier"]
 
@@ -113,7 +114,8 @@ class BaseSequenceClassifier(DeclaredParameters, ClassifierMixin, BaseEstimator)
         combination = self._combination()
         return SequenceNetwork(
             self._build_core(combination.input_size(sizes), self.target_encoder_.n_outputs),
-            freeze=self.freeze_embeddings,
+            # "auto" (LAMA) resolves by whether the input's vectors are pretrained.
+            freeze=setting(self, "freeze_embeddings"),
             combine=combination,
             embedding_dropout=self.embedding_dropout,
             **lookup,
