@@ -84,7 +84,7 @@ def _render_again(names, out_dir):
     by_stem = {PARTS[n].NAME: PARTS[n] for n in names}
     for path in sorted(glob.glob(os.path.join(out_dir, "*.json"))):
         stem = os.path.basename(path)[: -len(".json")]
-        part = by_stem.get(stem.split("-")[0])
+        part = by_stem.get(stem, by_stem.get(stem.split("-")[0]))
         if part is not None:
             with open(path) as fh:
                 payload = json.load(fh)

@@ -206,10 +206,12 @@ def _describe(candidate):
     )
 
 
-def render(payload, doc=__doc__):
-    """The report of a selection's ``payload``, introduced by the body of ``doc``."""
+def render(
+    payload, doc=__doc__, title="Defaults chosen by cross-validation on the training split"
+):
+    """The report of a selection's ``payload``: ``title``, then the body of ``doc``."""
     cfg, rows = payload["config"], payload["results"]
-    rep = Report(payload["name"], "Defaults chosen by cross-validation on the training split")
+    rep = Report(payload["name"], title)
     rep.text(doc.split("\n\n", 1)[1].replace("\n", " "))
     rep.text(
         f"{cfg['cv']}-fold stratified CV (shuffled, seed 0); every fit with the README's "
@@ -248,7 +250,7 @@ def render(payload, doc=__doc__):
                         _describe(candidate) + (" (chosen)" if chosen else ""),
                         f"{mean:.4f}" if ok else "failed",
                         ", ".join(f"{r['accuracy']:.4f}" for r in ok),
-                        f"{(mean - base) * 100:+.2f}" if ok else "",
+                        f"{(mean - base) * 100:+.2f}" if ok and np.isfinite(base) else "",
                         sig(np.mean([r["fit_s"] for r in ok])) if ok else "",
                         epochs_run(ok),
                     ]
