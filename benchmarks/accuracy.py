@@ -12,8 +12,8 @@ seeds 0, 1, 2. The same pipelines on pretrained vectors (``-glove``):
 6B, 50 dimensions) in place of corpus word2vec, and for Duo GloVe coupled
 with a corpus-trained table, at the defaults chosen for pretrained vectors
 (the ``pretrained-select`` part). Each fit runs in its own process with one
-thread, two fits at a time (one per core); the embedding step's share of the
-fit time is timed apart. The
+thread, two fits at a time (one per core); the text step's share of the fit
+time (the embedding step of our pipelines) is timed apart. The
 previous release's defaults (``PREVIOUS`` below), for the models whose
 defaults changed, are fitted with seed 0 on each corpus, for the cost of the
 new defaults.
@@ -239,7 +239,7 @@ def render(payload):
                 "test SE",
                 "vs best peer (points)",
                 "fit s (mean)",
-                "embedding step s (share)",
+                "text step s (share)",
                 "fit x corpus vectors",
                 "previous defaults, seed 0",
                 "fit x previous",
