@@ -188,7 +188,9 @@ def test_trained_uncovered_vectors_land_near_their_neighbours(tmp_path):
         w: full.embedding_[i].tolist() for w, i in full.vocabulary_.items() if w not in held_out
     }
     path = _write(tmp_path / "g.txt", _glove_text(rows))
-    vec = Word2VecVectorizer(pretrained=path, min_count=1, epochs=20, random_state=1).fit(docs)
+    vec = Word2VecVectorizer(
+        pretrained=path, oov_vectors="train", min_count=1, epochs=20, random_state=1
+    ).fit(docs)
 
     def topic_similarity(word, topic):
         table = vec.embedding_ / np.linalg.norm(vec.embedding_, axis=1, keepdims=True).clip(1e-9)
