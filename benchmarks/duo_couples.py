@@ -78,7 +78,7 @@ def markdown(meta, rows):
         "",
         f"- date: {meta['date']}; commit: {meta['git_commit']}; command: ``{meta['command']}``",
         f"- machine: {meta['machine']['cpu']}, {meta['machine']['cores']} cores; one torch "
-        "thread per fit, two fits at a time; 1-minute load average "
+        "thread per fit; 1-minute load average "
         f"{meta['loadavg_start']} at start, {meta['loadavg_end']} at end",
         "",
         __doc__.split("\n\n")[1].replace("\n", " "),
