@@ -161,7 +161,7 @@ def fake_glove(monkeypatch, tmp_path, toy_corpus):
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     monkeypatch.setenv("GENSIM_DATA_DIR", str(tmp_path / "empty"))
     package = NumpyPackage("fake-glove", "fake_glove", "data/emb.npy", "data/index.parquet", "")
-    monkeypatch.setitem(PRETRAINED, GLOVE, PretrainedVectors(GLOVE, 4, (package,)))
+    monkeypatch.setitem(PRETRAINED, GLOVE, PretrainedVectors(GLOVE, (package,)))
 
 
 def _run(tmp_path, toy_corpus, *extra):

@@ -84,7 +84,6 @@ def entry(monkeypatch):
     """``NAME`` registered as the GloVe entry is: gensim-data, then the package."""
     source = PretrainedVectors(
         NAME,
-        dim=3,
         sources=(
             GensimData(NAME),
             NumpyPackage(

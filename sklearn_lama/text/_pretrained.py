@@ -206,17 +206,14 @@ class PretrainedVectors:
     ----------
     name : str
         The name ``Word2VecVectorizer(pretrained=name)`` takes.
-    dim : int
-        Its vectors' dimension.
     sources : tuple
         Where it may be installed, looked at in this order: objects with
         ``find(fmt)`` (a table with ``load`` and ``origin``, or ``None``) and
         ``hint()`` (how to install it).
     """
 
-    def __init__(self, name, dim, sources):
+    def __init__(self, name, sources):
         self.name = name
-        self.dim = dim
         self.sources = tuple(sources)
 
     def find(self, fmt="auto"):
@@ -241,7 +238,6 @@ PRETRAINED = {
     # words, PDDL-1.0), the vectors of the FCSR and Duo papers.
     "glove-wiki-gigaword-50": PretrainedVectors(
         "glove-wiki-gigaword-50",
-        dim=50,
         sources=(
             GensimData("glove-wiki-gigaword-50"),
             NumpyPackage(
