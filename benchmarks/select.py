@@ -206,10 +206,13 @@ def _describe(candidate):
     )
 
 
-def render(payload):
+def render(
+    payload, doc=__doc__, title="Defaults chosen by cross-validation on the training split"
+):
+    """The report of a selection's ``payload``: ``title``, then the body of ``doc``."""
     cfg, rows = payload["config"], payload["results"]
-    rep = Report(payload["name"], "Defaults chosen by cross-validation on the training split")
-    rep.text(__doc__.split("\n\n", 1)[1].replace("\n", " "))
+    rep = Report(payload["name"], title)
+    rep.text(doc.split("\n\n", 1)[1].replace("\n", " "))
     rep.text(
         f"{cfg['cv']}-fold stratified CV (shuffled, seed 0); every fit with the README's "
         f"pipeline at its defaults but for the candidate's settings"
@@ -227,7 +230,7 @@ def render(payload):
     for corpus in dict.fromkeys(r["corpus"] for r in rows):
         table = []
         for model in dict.fromkeys(r["model"] for r in rows if r["corpus"] == corpus):
-            reference = CANDIDATES[model][0]
+            reference = cfg["candidates_tried"][model][0]
             base = _mean(rows, corpus, model, reference)
             for key in dict.fromkeys(
                 _key(r["candidate"]) for r in rows if (r["corpus"], r["model"]) == (corpus, model)
@@ -247,7 +250,7 @@ def render(payload):
                         _describe(candidate) + (" (chosen)" if chosen else ""),
                         f"{mean:.4f}" if ok else "failed",
                         ", ".join(f"{r['accuracy']:.4f}" for r in ok),
-                        f"{(mean - base) * 100:+.2f}" if ok else "",
+                        f"{(mean - base) * 100:+.2f}" if ok and np.isfinite(base) else "",
                         sig(np.mean([r["fit_s"] for r in ok])) if ok else "",
                         epochs_run(ok),
                     ]

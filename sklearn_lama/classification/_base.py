@@ -27,6 +27,7 @@ from ._inputs import read_input, restore_adapter
 from ._nb_features import NaiveBayesColumns
 from ._targets import restore_target
 from ._training import ClassifierTraining
+from ._vector_defaults import setting
 
 __all__ = ["BaseSequenceClassifier"]
 
@@ -110,7 +111,8 @@ class BaseSequenceClassifier(PortableState, DeclaredParameters, ClassifierMixin,
         combination = self._combination()
         return SequenceNetwork(
             self._build_core(combination.input_size(sizes), self.target_encoder_.n_outputs),
-            freeze=self.freeze_embeddings,
+            # "auto" (LAMA) resolves by whether the input's vectors are pretrained.
+            freeze=setting(self, "freeze_embeddings"),
             combine=combination,
             embedding_dropout=self.embedding_dropout,
             **lookup,

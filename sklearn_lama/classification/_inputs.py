@@ -46,10 +46,15 @@ class InputAdapter:
         The input kind, in words.
     kind : str
         The name under which :meth:`export` saves the adapter.
+    pretrained : bool
+        Whether the input's embedding tables hold pretrained vectors (only
+        :class:`~sklearn_lama.TokenSequences` carry tables); parameters set
+        to ``"auto"`` resolve by it.
     """
 
     description = None
     kind = None
+    pretrained = False
     # Constructor arguments, saved by export() and restored by restore_adapter().
     _fields = ()
 
@@ -113,20 +118,28 @@ class TokenSequencesInput(InputAdapter):
         Rows of the embedding tables.
     embedding_dims : tuple of int
         Width of each embedding table.
+    pretrained : bool, default=False
+        Whether any table holds pretrained vectors.
     """
 
     description = "TokenSequences"
     kind = "sequences"
-    _fields = ("vocabulary_id", "vocabulary_size", "embedding_dims")
+    _fields = ("vocabulary_id", "vocabulary_size", "embedding_dims", "pretrained")
 
-    def __init__(self, vocabulary_id, vocabulary_size, embedding_dims):
+    def __init__(self, vocabulary_id, vocabulary_size, embedding_dims, pretrained=False):
         self.vocabulary_id = vocabulary_id
         self.vocabulary_size = vocabulary_size
         self.embedding_dims = tuple(embedding_dims)
+        self.pretrained = bool(pretrained)
 
     @classmethod
     def learn(cls, X):
-        return cls(X.vocabulary_id, X.vocabulary_size, tuple(t.shape[1] for t in X.tables))
+        return cls(
+            X.vocabulary_id,
+            X.vocabulary_size,
+            tuple(t.shape[1] for t in X.tables),
+            any(X.pretrained),
+        )
 
     def read(self, X, name):
         if X.vocabulary_id != self.vocabulary_id:
@@ -257,7 +270,8 @@ _KINDS = {
 def restore_adapter(state):
     """The adapter that :meth:`InputAdapter.export` described."""
     kind = _KINDS[state["kind"]]
-    return kind(**{name: state[name] for name in kind._fields})
+    # A field added later (pretrained) is absent from older files: its default.
+    return kind(**{name: state[name] for name in kind._fields if name in state})
 
 
 def _looks_like_text(X):

@@ -9,7 +9,8 @@ from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._parameters import ADDITIONS_OFF, shared_parameters
+from ._parameters import ADDITIONS_OFF, CLASSIFIER_PARAMETERS, shared_parameters
+from ._vector_defaults import VectorDefault, auto_parameters
 
 __all__ = ["LAMAClassifier"]
 
@@ -90,6 +91,9 @@ class LAMAClassifier(BaseSequenceClassifier):
         "weight_decay": 3.125e-6,
     }
 
+    # Defaults chosen apart for pretrained word vectors ("auto", resolved in fit).
+    _vector_defaults = {"freeze_embeddings": VectorDefault(corpus=False, pretrained=True)}
+
     _parameters = {
         "n_heads": Param(
             "int",
@@ -154,6 +158,7 @@ class LAMAClassifier(BaseSequenceClassifier):
                 paper has none: 0), against fine-tuned vectors fitting a small
                 training set; the results page compares values."""
             },
+            **auto_parameters(_vector_defaults, CLASSIFIER_PARAMETERS),
         ),
     }
 
@@ -171,7 +176,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         mlp_hidden=512,
         dropout=0.4,
         embedding_dim=100,
-        freeze_embeddings=False,
+        freeze_embeddings="auto",
         embedding_dropout=0.3,
         nb_unigram_weight=3.0,
         nb_bigram_weight=0.5,

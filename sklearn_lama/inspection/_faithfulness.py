@@ -20,7 +20,9 @@ def _delete(sequences, rankings, k):
         kept.append(ids[keep])
     offsets = np.concatenate([[0], np.cumsum([len(ids) for ids in kept], dtype=np.int64)])
     ids = np.concatenate(kept) if kept else np.zeros(0, np.int32)
-    return TokenSequences(ids, offsets, sequences.tables, sequences.vocabulary_id)
+    return TokenSequences(
+        ids, offsets, sequences.tables, sequences.vocabulary_id, sequences.pretrained
+    )
 
 
 def deletion_curve(pipeline, documents, method=None, *, max_k=10, random_state=None, task=None):

@@ -85,6 +85,9 @@ class MetaEmbeddingTransformer(
         One table per source, in the order of ``sources``.
     coverage_ : dict
         Source name → fraction of ``vocabulary_`` it has a vector for.
+    pretrained_ : tuple of bool
+        For each source, whether its vectors are pretrained (its
+        ``pretrained_origin_`` is set), as every transformed output says.
     vocabulary_id_ : str
         Fingerprint of the vocabulary, carried by every transformed output.
 
@@ -199,7 +202,7 @@ class MetaEmbeddingTransformer(
         fitted_sources = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(_fit_timed)(source, documents) for _, source in self.sources
         )
-        tables, coverage = [], {}
+        tables, coverage, pretrained = [], {}, []
         for i, ((name, source), (fitted, seconds)) in enumerate(
             zip(self.sources, fitted_sources), 1
         ):
@@ -216,6 +219,7 @@ class MetaEmbeddingTransformer(
             table[N_RESERVED:][found] = fitted.embedding_[rows[found]]
             tables.append(table)
             coverage[name] = float(found.mean())
+            pretrained.append(getattr(fitted, "pretrained_origin_", None) is not None)
             if sink is not None:
                 sink(
                     f"source {name!r} ({i} of {len(self.sources)}) fitted in "
@@ -227,10 +231,14 @@ class MetaEmbeddingTransformer(
         self._set_vocabulary(words)
         self.embeddings_ = tuple(tables)
         self.coverage_ = coverage
+        self.pretrained_ = tuple(pretrained)
         return self
 
     def _tables(self):
         return self.embeddings_
+
+    def _pretrained_tables(self):
+        return self.pretrained_
 
     def _export_state(self):
         """The fitted state for :func:`~sklearn_lama.save_weights`."""
@@ -238,6 +246,7 @@ class MetaEmbeddingTransformer(
             "words": list(self.vocabulary_),
             "embeddings": list(self.embeddings_),
             "coverage": dict(self.coverage_),
+            "pretrained": list(self.pretrained_),
         }
 
     def _import_state(self, state):
@@ -245,3 +254,7 @@ class MetaEmbeddingTransformer(
         self._set_vocabulary(state["words"])
         self.embeddings_ = tuple(self._loaded_table(t) for t in state["embeddings"])
         self.coverage_ = {str(name): float(share) for name, share in state["coverage"].items()}
+        # Absent from files saved by earlier versions.
+        self.pretrained_ = tuple(
+            map(bool, state.get("pretrained", [False] * len(self.embeddings_)))
+        )

@@ -32,6 +32,11 @@ class TokenSequences:
     vocabulary_id : str
         Fingerprint of the vocabulary the ids refer to. Estimators remember it in
         ``fit`` and refuse containers built over another vocabulary.
+    pretrained : sequence of bool, default=None
+        For each table, whether its vectors were pretrained on other text
+        (read from a file or a published table, e.g. GloVe) rather than
+        trained on the corpus; the classifiers choose some defaults by it.
+        ``None``: none is.
 
     Attributes
     ----------
@@ -50,11 +55,14 @@ class TokenSequences:
     [3, 2, 1]
     """
 
-    def __init__(self, ids, offsets, tables, vocabulary_id):
+    def __init__(self, ids, offsets, tables, vocabulary_id, pretrained=None):
         self.ids = np.asarray(ids, dtype=np.int32).reshape(-1)
         self.offsets = np.asarray(offsets, dtype=np.int64).reshape(-1)
         self.tables = tuple(tables)
         self.vocabulary_id = str(vocabulary_id)
+        self.pretrained = (
+            (False,) * len(self.tables) if pretrained is None else tuple(map(bool, pretrained))
+        )
         self._check()
 
     def _check(self):
@@ -67,6 +75,11 @@ class TokenSequences:
             )
         if not self.tables:
             raise ValueError("tables must hold at least one embedding table.")
+        if len(self.pretrained) != len(self.tables):
+            raise ValueError(
+                f"pretrained must say it of each of the {len(self.tables)} tables, got "
+                f"{len(self.pretrained)} values."
+            )
         sizes = {t.shape[0] for t in self.tables}
         if any(t.ndim != 2 for t in self.tables) or len(sizes) != 1:
             raise ValueError(
@@ -151,6 +164,7 @@ class TokenSequences:
         new.offsets = offsets
         new.tables = self.tables
         new.vocabulary_id = self.vocabulary_id
+        new.pretrained = self.pretrained
         return new
 
 

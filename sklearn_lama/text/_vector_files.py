@@ -37,51 +37,6 @@ _HEADER_PEEK = 64
 _BOM = codecs.BOM_UTF8
 
 
-def resolve_pretrained(pretrained):
-    """Return the path of the vector file that ``pretrained`` names.
-
-    An existing file is returned as is. A bare name (no directory part) that is
-    not a file is looked up as a gensim-data model (e.g.
-    ``"glove-wiki-gigaword-100"``) already downloaded to gensim's data
-    directory (``$GENSIM_DATA_DIR``, by default ``~/gensim-data``), through
-    ``gensim.downloader.load(name, return_path=True)``, which never imports
-    the code shipped with a download. A model not downloaded is refused with a
-    ``ValueError`` instead of downloading it during ``fit``.
-    """
-    path = os.fspath(pretrained)
-    if os.path.isfile(path):
-        return path
-    if isinstance(pretrained, str) and path and os.path.basename(path) == path:
-        return _gensim_data_path(path)
-    raise ValueError(f"pretrained vector file {path!r} does not exist.")
-
-
-def _gensim_data_path(name):
-    from gensim import downloader
-
-    folder = os.path.join(downloader.BASE_DIR, name)
-    if not os.path.isdir(folder):
-        # gensim would download it here, or fail after a network time-out when offline.
-        raise ValueError(
-            f"pretrained={name!r} is neither an existing file nor a gensim-data model "
-            f"downloaded to {downloader.BASE_DIR!r} (GENSIM_DATA_DIR). Give a path, or "
-            f"download the model once: python -m gensim.downloader --download {name}"
-        )
-    try:
-        # Offline, gensim falls back to the catalogue cached in its data directory.
-        path = downloader.load(name, return_path=True)
-    except ValueError as exc:
-        raise ValueError(
-            f"pretrained={name!r}: gensim-data cannot resolve this name ({exc})."
-        ) from None
-    if not os.path.isfile(path):
-        raise ValueError(
-            f"pretrained={name!r}: the gensim-data file {path!r} is missing; remove "
-            f"{folder!r} and download the model again."
-        )
-    return path
-
-
 def load_vectors(path, fmt="auto", keep=None, encoding="utf-8", sink=None):
     """Read word vectors from ``path``.
 
