@@ -302,3 +302,19 @@ def test_a_later_format_version_is_refused_naming_the_versions(lama_file):
     message = str(pytest.raises(ValueError, load_weights, path).value)
     assert re.search(r"format version '4' \(saved by sklearn_lama 0\.12\.0\)", message)
     assert f"sklearn_lama {__version__} reads version 3" in message
+
+
+def test_0_9_0_sequence_inputs_read_as_not_pretrained():
+    from sklearn_lama.classification._inputs import _sequences_record_pretrained_tables
+
+    node = {
+        "class": "LAMAClassifier",
+        "params": {},
+        "state": {"input": {"kind": "sequences", "vocabulary_id": "v", "vocabulary_size": 5}},
+    }
+    upgraded = _sequences_record_pretrained_tables(node)
+    assert upgraded["state"]["input"]["pretrained"] is False
+    ids = {"class": "LAMAClassifier", "params": {}, "state": {"input": {"kind": "ids"}}}
+    assert _sequences_record_pretrained_tables(ids)["state"]["input"] == {"kind": "ids"}
+    unfitted = {"class": "LAMAClassifier", "params": {}, "state": None}
+    assert _sequences_record_pretrained_tables(unfitted) is unfitted

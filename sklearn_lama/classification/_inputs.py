@@ -15,6 +15,7 @@ from sklearn.utils.validation import validate_data
 
 from ..text._sequences import TokenSequences
 from ..training._batching import SequenceBatches
+from ..utils._compatibility import migration
 
 __all__ = [
     "InputAdapter",
@@ -270,8 +271,21 @@ _KINDS = {
 def restore_adapter(state):
     """The adapter that :meth:`InputAdapter.export` described."""
     kind = _KINDS[state["kind"]]
-    # A field added later (pretrained) is absent from older files: its default.
-    return kind(**{name: state[name] for name in kind._fields if name in state})
+    return kind(**{name: state[name] for name in kind._fields})
+
+
+@migration("0.9.0")
+def _sequences_record_pretrained_tables(node):
+    """0.9.0 → 0.10.0: a TokenSequences input records whether its tables are pretrained.
+
+    0.9.0 did not tell: its files read as not pretrained, so a parameter set
+    to ``"auto"`` keeps the value it had for them.
+    """
+    state = node.get("state")
+    adapter = state.get("input") if isinstance(state, dict) else None
+    if isinstance(adapter, dict) and adapter.get("kind") == "sequences":
+        adapter.setdefault("pretrained", False)
+    return node
 
 
 def _looks_like_text(X):
