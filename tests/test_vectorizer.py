@@ -113,6 +113,38 @@ def test_pipeline_and_grid_search(toy_corpus):
     )
 
 
+def test_a_cached_pipeline_fits_the_vectorizer_once_per_fold(toy_corpus, tmp_path, monkeypatch):
+    # Pipeline(memory=...) as the README shows it: candidates that differ in the
+    # classifier's parameters only share each fold's fitted vectorizer.
+    texts, labels = toy_corpus
+    fits = []
+    fit = Word2VecVectorizer.fit
+    monkeypatch.setattr(
+        Word2VecVectorizer, "fit", lambda self, *a, **k: fits.append(1) or fit(self, *a, **k)
+    )
+
+    def search(memory):
+        fits.clear()
+        pipe = Pipeline(
+            [
+                ("emb", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
+                ("mean", FunctionTransformer(_mean_vector)),
+                ("clf", LogisticRegression()),
+            ],
+            memory=memory,
+        )
+        grid = {"clf__C": [0.1, 1.0, 10.0]}
+        return GridSearchCV(pipe, grid, cv=2).fit(texts, labels), len(fits)
+
+    plain, plain_fits = search(None)
+    cached, cached_fits = search(str(tmp_path))
+    assert plain_fits == 3 * 2 + 1  # every candidate and fold, and the refit
+    assert cached_fits == 2 + 1  # each fold once, and the refit
+    assert cached.cv_results_["mean_test_score"].tolist() == (
+        plain.cv_results_["mean_test_score"].tolist()
+    )
+
+
 def test_inverse_transform(toy_corpus):
     texts, _ = toy_corpus
     vec = Word2VecVectorizer(vector_size=4, min_count=1, oov="token", random_state=0).fit(texts)
