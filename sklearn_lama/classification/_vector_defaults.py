@@ -77,8 +77,5 @@ def setting(estimator, name):
     """
     value = getattr(estimator, name)
     if isinstance(value, str) and value == AUTO:
-        adapter = getattr(estimator, "input_adapter_", None)
-        return (
-            type(estimator)._vector_defaults[name].resolve(getattr(adapter, "pretrained", False))
-        )
+        return type(estimator)._vector_defaults[name].resolve(estimator.input_adapter_.pretrained)
     return value

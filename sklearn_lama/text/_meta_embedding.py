@@ -8,6 +8,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import TransformerMixin, clone
 
+from ..utils._compatibility import migration
 from ..utils._persistence import register
 from ..utils._sklearn_compat import _BaseComposition
 from ..utils._state import PortableState
@@ -254,7 +255,16 @@ class MetaEmbeddingTransformer(
         self._set_vocabulary(state["words"])
         self.embeddings_ = tuple(self._loaded_table(t) for t in state["embeddings"])
         self.coverage_ = {str(name): float(share) for name, share in state["coverage"].items()}
-        # Absent from files saved by earlier versions.
-        self.pretrained_ = tuple(
-            map(bool, state.get("pretrained", [False] * len(self.embeddings_)))
-        )
+        self.pretrained_ = tuple(map(bool, state["pretrained"]))
+
+
+@migration("0.9.0")
+def _meta_embeddings_record_pretrained_tables(node):
+    """0.9.0 → 0.10.0: a fitted MetaEmbeddingTransformer says which tables are pretrained.
+
+    0.9.0 said it of none: its files read as all corpus-trained.
+    """
+    state = node.get("state")
+    if isinstance(state, dict) and node["class"] == "MetaEmbeddingTransformer":
+        state.setdefault("pretrained", [False] * len(state["embeddings"]))
+    return node

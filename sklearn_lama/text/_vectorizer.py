@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._compatibility import migration
 from ..utils._persistence import register
 from ..utils._random import derive_seed
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -328,7 +329,7 @@ class Word2VecVectorizer(PortableState, DocumentEncoderMixin, TransformerMixin, 
         accuracy in cross-validation (the results page), so the default is
         the pass-free ``"random"``.
 
-        .. versionchanged:: 0.9.0
+        .. versionchanged:: 0.10.0
            The default was ``"train"``.
     encoding : str, default="utf-8"
         Used to decode ``bytes`` documents and the ``pretrained`` file.
@@ -609,12 +610,7 @@ class Word2VecVectorizer(PortableState, DocumentEncoderMixin, TransformerMixin, 
         self.embedding_ = self._loaded_table(state["embedding"])
         coverage = state["coverage"]
         self.coverage_ = None if coverage is None else float(coverage)
-        # Absent from files saved by earlier versions, where only coverage
-        # tells pretrained vectors from trained ones.
-        self.pretrained_origin_ = state.get(
-            "pretrained_origin",
-            None if coverage is None else "a file (saved by an earlier version)",
-        )
+        self.pretrained_origin_ = state["pretrained_origin"]
 
     def inverse_transform(self, X):
         """Return the tokens of each document of a :class:`TokenSequences`.
@@ -634,3 +630,17 @@ class Word2VecVectorizer(PortableState, DocumentEncoderMixin, TransformerMixin, 
             raise ValueError("X must be a TokenSequences produced by this fitted vectorizer.")
         words = np.array(["<pad>", "<oov>", *self.vocabulary_], dtype=object)
         return [[str(w) for w in words[X.document(i)] if w != "<pad>"] for i in range(len(X))]
+
+
+@migration("0.9.0")
+def _vectorizers_record_where_vectors_came_from(node):
+    """0.9.0 → 0.10.0: a fitted vectorizer records where its pretrained vectors came from.
+
+    0.9.0 kept only ``coverage``, which is set exactly when the vectors were
+    read from a file.
+    """
+    state = node.get("state")
+    if isinstance(state, dict) and node["class"] == "Word2VecVectorizer":
+        origin = None if state["coverage"] is None else "a file (saved by an earlier version)"
+        state.setdefault("pretrained_origin", origin)
+    return node
