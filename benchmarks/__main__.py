@@ -23,6 +23,7 @@ from . import (
     scaling,
     select,
     speed,
+    speed_select,
     targets,
     translation,
 )
@@ -41,6 +42,7 @@ PARTS = {
     "cost": cost,
     "speed": speed,
     "select": select,
+    "speed-select": speed_select,
     "pretrained-select": pretrained_select,
     "export": export,
     "explain": explain,

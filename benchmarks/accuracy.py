@@ -23,6 +23,8 @@ import numpy as np
 
 from ._data import corpus_name
 from ._harness import run_cells
+from ._models import GLOVE_SUFFIX, OURS_GLOVE, PEERS
+from ._models import OURS as CORPUS_VECTORS
 from ._report import Report, sig
 
 NAME = "accuracy"
@@ -45,10 +47,7 @@ SIZES = {
     },
 }
 DEFAULT_CORPORA = ["r8", "mr"]
-CORPUS_VECTORS = ("lama", "fcsr", "duo")
-GLOVE_SUFFIX = "-glove"
-OURS = CORPUS_VECTORS + tuple(m + GLOVE_SUFFIX for m in CORPUS_VECTORS)
-PEERS = ("tfidf_lr", "fasttext")
+OURS = CORPUS_VECTORS + OURS_GLOVE
 LABELS = {
     "tfidf_lr": "TF-IDF + LR (tuned)",
     "fasttext": "fastText (tuned)",
@@ -67,16 +66,11 @@ PREVIOUS = {}
 
 def make(model, seed, overrides=None, previous=False):
     """The default pipeline ``model`` seeded with ``seed`` (a peer: its tuned settings)."""
-    from sklearn_lama._main._pipelines import GLOVE
-
     from ._models import make as make_model
 
+    pipeline = make_model(model, seed=seed)
     if model in PEERS:
-        return make_model(model, seed=seed)
-    if model.endswith(GLOVE_SUFFIX):
-        pipeline = make_model(model[: -len(GLOVE_SUFFIX)], seed=seed, pretrained=GLOVE)
-    else:
-        pipeline = make_model(model, seed=seed)
+        return pipeline
     params = {
         **(PREVIOUS.get(model, {}) if previous else {}),
         **{f"clf__{k}": v for k, v in (overrides or {}).items()},

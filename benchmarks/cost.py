@@ -32,7 +32,7 @@ from skorch.callbacks import Callback
 
 from ._data import corpus_name
 from ._harness import run_cell
-from ._models import LABELS, OURS, PEERS, SHORT, fasttext_status
+from ._models import LABELS, OURS, OURS_GLOVE, PEERS, SHORT, fasttext_status, glove_status
 from ._report import Report, sig
 
 NAME = "cost"
@@ -204,7 +204,7 @@ def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs,
     X, y = head(X, y, train_limit)
     X_test, y_test = head(X_test, y_test, test_limit)
     y_test = np.asarray(y_test)
-    estimator = make(model, threads, **(overrides if model in OURS else {}))
+    estimator = make(model, threads, **(overrides if model not in PEERS else {}))
     if model in PEERS:
         start, cpu = time.perf_counter(), time.process_time()
         estimator.fit(X, y)
@@ -251,13 +251,16 @@ def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs,
 def run(cfg, threads, corpora, log):
     corpora = corpora or DEFAULT_CORPORA
     cfg = dict(cfg)
-    models = cfg.pop("models", None) or PEERS + OURS
+    models = cfg.pop("models", None) or PEERS + OURS + OURS_GLOVE
     missing = fasttext_status()
+    no_glove = glove_status()
     rows = []
     for corpus in corpora:
         for model in models:
             if model == "fasttext" and missing:
                 r = {"error": missing}
+            elif model in OURS_GLOVE and no_glove:
+                r = {"error": no_glove}
             else:
                 r = run_cell(
                     "benchmarks.cost:cell",
@@ -320,7 +323,7 @@ def render(payload):
         part = [r for r in rows if r["corpus"] == corpus]
         peers = [r for r in part if r["model"] in PEERS and "error" not in r]
         ref = min(peers, key=lambda r: r["fit_s"]) if peers else None
-        ours = [r for r in part if r["model"] in OURS and "error" not in r]
+        ours = [r for r in part if r["model"] not in PEERS and "error" not in r]
         rep.text(
             f"**{corpus}** ({part[0].get('n_train', '?')} training / "
             f"{part[0].get('n_test', '?')} test documents); fastest peer: "

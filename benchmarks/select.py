@@ -252,6 +252,9 @@ def render(
                         ", ".join(f"{r['accuracy']:.4f}" for r in ok),
                         f"{(mean - base) * 100:+.2f}" if ok and np.isfinite(base) else "",
                         sig(np.mean([r["fit_s"] for r in ok])) if ok else "",
+                        sig(np.mean([r["fit_cpu_s"] for r in ok]))
+                        if ok and all("fit_cpu_s" in r for r in ok)
+                        else "n/a",
                         epochs_run(ok),
                     ]
                 )
@@ -264,6 +267,7 @@ def render(
                 "per fold",
                 "vs first candidate (points)",
                 "fit s (mean)",
+                "fit CPU s (mean)",
                 "epochs (best of run)",
             ],
             table,

@@ -1,0 +1,55 @@
+"""The cost-aware choice of the ``speed-select`` part, on made-up CV rows."""
+
+from benchmarks import speed_select
+from benchmarks.speed_select import GLOVE, TOLERANCE, choose, fastest_within, on_pretrained
+
+
+def test_pretrained_candidates_keep_only_the_levers_that_apply():
+    assert on_pretrained("lama", {"batch_size": 128, "emb__sg": 0, "emb__epochs": 5}) == {
+        "pretrained": GLOVE,
+        "batch_size": 128,
+    }
+    duo = {"lr": 2e-3, "emb__cbow__epochs": 5, "emb__skipgram__epochs": 5}
+    assert on_pretrained("duo", duo) == {
+        "pretrained": GLOVE,
+        "lr": 2e-3,
+        "emb__corpus__epochs": 5,
+    }
+
+
+def test_the_fastest_option_within_the_tolerance_is_chosen():
+    base = ({}, 0.75, 10.0)
+    slower = ({"a": 1}, 0.80, 20.0)
+    faster_close = ({"b": 1}, 0.75 - TOLERANCE / 2, 4.0)
+    faster_worse = ({"c": 1}, 0.75 - 2 * TOLERANCE, 1.0)
+    assert fastest_within([base, slower, faster_close, faster_worse], 0.75) is faster_close
+    assert fastest_within([base, slower], 0.75) is base
+
+
+def _rows(model, table):
+    return [
+        {"corpus": "mr", "model": model, "candidate": c, "accuracy": acc, "fit_cpu_s": cpu}
+        for c, acc, cpu in table
+    ]
+
+
+def test_levers_are_combined_and_the_combination_kept_when_it_stays_close(monkeypatch):
+    batch, vectors = {"batch_size": 128}, {"emb__epochs": 5}
+    levers = [("base", {}), ("batch", batch), ("vectors", vectors)]
+    monkeypatch.setitem(speed_select.LEVERS, "lama", levers)
+    rows = _rows("lama", [({}, 0.75, 10.0), (batch, 0.75, 5.0), (vectors, 0.749, 7.0)])
+    tried = []
+
+    def cv_more(jobs):
+        tried.extend(jobs)
+        return _rows("lama", [(jobs[0][1], 0.7495, 3.0)])
+
+    chosen = choose("lama", rows, "mr", levers, lambda msg: None, cv_more)
+    assert tried == [("lama", {**batch, **vectors})]
+    assert chosen == {**batch, **vectors}
+
+    def worse(jobs):
+        return _rows("lama", [(jobs[0][1], 0.70, 3.0)])
+
+    rows = _rows("lama", [({}, 0.75, 10.0), (batch, 0.75, 5.0), (vectors, 0.749, 7.0)])
+    assert choose("lama", rows, "mr", levers, lambda msg: None, worse) == batch
