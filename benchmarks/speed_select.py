@@ -5,8 +5,9 @@ the selection corpus, each fold a fit of the README's pipeline,
 ``random_state`` 0; the test split is never read), with a rule that weighs
 cost: each model's candidates change one lever at a time from the base (the
 library's defaults before this selection): the batch size with the learning
-rate scaled by its square root (Adam's usual rule) or kept, and the epochs and
-algorithm (skip-gram or CBOW) of the word2vec step. Within each lever the
+rate scaled by its square root (Adam's usual rule) or kept, early stopping's
+patience, and the epochs and algorithm (skip-gram or CBOW) of the word2vec
+step. Within each lever the
 choice is the candidate of least fit CPU time whose CV accuracy is at most
 ``TOLERANCE`` below the base's; the levers' choices are then combined and
 cross-validated together, and the combination is kept if it too stays within
@@ -56,6 +57,7 @@ def _levers(model):
         ("batch", _batch(model, 128)),
         ("batch", _batch(model, 256)),
         ("batch", _batch(model, 128, scale=False)),
+        ("patience", {"patience": 1}),
         ("vectors", _vectors(model, epochs=10)),
         ("vectors", _vectors(model, epochs=5)),
     ]
