@@ -59,6 +59,8 @@ def _measure(name, args, out_dir):
         payload = scaling.run_length(scaling.LENGTH[args.size], args.threads, log)
     else:
         cfg = dict(part.SIZES[args.size])
+        if args.reuse:
+            cfg["reuse"] = os.path.join(args.reuse, part.NAME + ".json")
         if args.model:
             cfg["models"] = args.model
         payload = part.run(cfg, args.threads, args.corpus, log)
@@ -166,6 +168,13 @@ def main(argv=None):
         "--out-dir",
         default=None,
         help="default: benchmarks/results (full) or benchmarks/results/quick (quick)",
+    )
+    p.add_argument(
+        "--reuse",
+        default=None,
+        metavar="DIR",
+        help="select, pretrained-select, speed-select: take the CV cells (corpus, model, "
+        "candidate, fold) that the part's JSON in DIR measured instead of fitting them again",
     )
     p.add_argument(
         "--render-only",

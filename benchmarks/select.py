@@ -128,7 +128,11 @@ def _cv(corpus, jobs, cfg, threads, log):
         for model, candidate in jobs
         for fold in range(cfg["cv"])
     ]
-    rows = run_cells("benchmarks.select:cell", threads, cells, cfg["jobs"], done)
+    reused = _previous(cfg.get("reuse"))
+    key = lambda k: (corpus_name(k["corpus"]), k["model"], _key(k["candidate"]), k["fold"])  # noqa: E731
+    todo = [k for k in cells if key(k) not in reused]
+    fitted = iter(run_cells("benchmarks.select:cell", threads, todo, cfg["jobs"], done))
+    rows = [dict(reused[key(k)], reused=True) if key(k) in reused else next(fitted) for k in cells]
     for kwargs, r in zip(cells, rows):
         r.update(
             corpus=corpus_name(corpus),
@@ -137,6 +141,24 @@ def _cv(corpus, jobs, cfg, threads, log):
             fold=kwargs["fold"],
         )
     return rows
+
+
+def _previous(path):
+    """The rows of a previous run's JSON at ``path``, by (corpus, model, candidate, fold)."""
+    if not path:
+        return {}
+    import json
+
+    with open(path) as fh:
+        rows = json.load(fh)["results"]
+    previous = {}
+    for r in rows:
+        if "error" not in r:
+            corpus, candidate = r.get("fitted", (r["corpus"], r["candidate"]))
+            previous[(corpus, r["model"], _key(candidate), r["fold"])] = {
+                k: v for k, v in r.items() if k not in ("fitted", "reused")
+            }
+    return previous
 
 
 def _mean(rows, corpus, model, candidate):

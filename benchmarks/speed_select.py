@@ -12,8 +12,12 @@ choice is the candidate of least fit CPU time whose CV accuracy is at most
 ``TOLERANCE`` below the base's; the levers' choices are then combined and
 cross-validated together, and the combination is kept if it too stays within
 ``TOLERANCE`` of the base (else the faster single choice). The chosen setting
-and the base are cross-validated again on every further corpus given, and with
-pretrained vectors (GloVe 6B 50d) when they are installed.
+and the base are cross-validated again on every further corpus given; where
+the choice falls more than ``TOLERANCE`` below the base there, its levers are
+cross-validated there one at a time, and only those within tolerance on every
+corpus are kept (their combination cross-validated on each). The final choice
+and the base are also cross-validated with pretrained vectors (GloVe 6B 50d)
+when they are installed.
 """
 
 import numpy as np
@@ -110,7 +114,12 @@ def fastest_within(options, base_mean):
 
 
 def choose(model, rows, corpus, levers, log, cv_more):
-    """The chosen settings of ``model``: per lever the fastest within tolerance, then combined."""
+    """The chosen settings of ``model`` and the single levers' picks they combine.
+
+    Per lever the fastest candidate within tolerance of the base; then those
+    picks combined, and the fastest of base, picks and combination within
+    tolerance.
+    """
     base = LEVERS[model][0][1]
     score = lambda c: (c, _mean(rows, corpus, model, c), _cpu(rows, corpus, model, c))  # noqa: E731
     base_option = score(base)
@@ -120,13 +129,49 @@ def choose(model, rows, corpus, levers, log, cv_more):
         pick = fastest_within(options, base_option[1])
         if pick is not None and _key(pick[0]) != _key(base):
             picks.append(pick)
+    options = list(picks)
     if len(picks) > 1:
-        combined = {k: v for pick in picks for k, v in pick[0].items()}
+        combined = _merge(p[0] for p in picks)
         rows += cv_more([(model, combined)])
-        picks.append(score(combined))
-    chosen = fastest_within([base_option, *picks], base_option[1])
+        options.append(score(combined))
+    chosen = fastest_within([base_option, *options], base_option[1])
     log(f"{model}: chosen {chosen[0]}")
-    return chosen[0]
+    return chosen[0], [p[0] for p in picks]
+
+
+def _merge(candidates):
+    return {k: v for c in candidates for k, v in c.items()}
+
+
+def hold_on(model, rows, corpora, chosen, picks, log, cv_on):
+    """``chosen`` if within tolerance of the base on every corpus, else the levers that are.
+
+    ``corpora`` are the corpus names, the selection corpus first; every
+    corpus's rows of ``chosen`` and the base exist. Where ``chosen`` falls
+    more than ``TOLERANCE`` below the base, each single pick is
+    cross-validated there (``cv_on(corpus, jobs)`` returns rows) and those
+    within tolerance are merged; the merge is kept if within tolerance on
+    every corpus, else the base.
+    """
+    within = lambda c, corpus: (  # noqa: E731
+        _mean(rows, corpus, model, c) >= _mean(rows, corpus, model, {}) - TOLERANCE
+    )
+    for corpus in corpora[1:]:
+        if within(chosen, corpus):
+            continue
+        log(f"{model}: {chosen} falls below the base on {corpus}; its levers one at a time")
+        rows += cv_on(corpus, [(model, p) for p in picks if _key(p) != _key(chosen)])
+        chosen = _merge(p for p in picks if within(p, corpus))
+        for other in corpora:
+            if not any(
+                (r["corpus"], r["model"], _key(r["candidate"])) == (other, model, _key(chosen))
+                for r in rows
+            ):
+                rows += cv_on(other, [(model, chosen)])
+        if not all(within(chosen, other) for other in corpora):
+            chosen = {}
+        log(f"{model}: chosen {chosen}")
+    return chosen
 
 
 def on_pretrained(model, candidate):
@@ -154,7 +199,12 @@ def _cv_pretrained(corpus, jobs, cfg, threads, log):
         return []
     rows = _cv(corpus, [(m, on_pretrained(m, c)) for m, c in jobs], cfg, threads, log)
     for (_, candidate), r in zip([job for job in jobs for _ in range(cfg["cv"])], rows):
-        r.update(corpus=f"{corpus_name(corpus)} (GloVe 50)", candidate=candidate)
+        # Shown under the corpus candidate; what was fitted stays, for --reuse.
+        r.update(
+            corpus=f"{corpus_name(corpus)} (GloVe 50)",
+            candidate=candidate,
+            fitted=(r["corpus"], r["candidate"]),
+        )
     return rows
 
 
@@ -164,15 +214,24 @@ def run(cfg, threads, corpora, log):
     levers = {m: LEVERS[m][: cfg["levers"]] for m in cfg["models"]}
     rows = _cv(selection, [(m, c) for m in cfg["models"] for _, c in levers[m]], cfg, threads, log)
 
-    def cv_more(jobs):
-        return _cv(selection, jobs, cfg, threads, log)
+    def cv_on(corpus, jobs):
+        by_name = {corpus_name(c): c for c in corpora}
+        return _cv(by_name[corpus], jobs, cfg, threads, log)
 
-    chosen = {m: choose(m, rows, name, levers[m], log, cv_more) for m in cfg["models"]}
+    chosen, picks = {}, {}
+    for m in cfg["models"]:
+        chosen[m], picks[m] = choose(m, rows, name, levers[m], log, lambda j: cv_on(name, j))
     confirm = [
         (m, dict(key)) for m in cfg["models"] for key in dict.fromkeys(map(_key, ({}, chosen[m])))
     ]
     for corpus in corpora[1:]:
         rows += _cv(corpus, confirm, cfg, threads, log)
+    names = [corpus_name(c) for c in corpora]
+    for m in cfg["models"]:
+        chosen[m] = hold_on(m, rows, names, chosen[m], picks[m], log, cv_on)
+    confirm = [
+        (m, dict(key)) for m in cfg["models"] for key in dict.fromkeys(map(_key, ({}, chosen[m])))
+    ]
     if cfg["pretrained"]:
         rows += _cv_pretrained(selection, confirm, cfg, threads, log)
     return {

@@ -44,12 +44,52 @@ def test_levers_are_combined_and_the_combination_kept_when_it_stays_close(monkey
         tried.extend(jobs)
         return _rows("lama", [(jobs[0][1], 0.7495, 3.0)])
 
-    chosen = choose("lama", rows, "mr", levers, lambda msg: None, cv_more)
+    chosen, picks = choose("lama", rows, "mr", levers, lambda msg: None, cv_more)
     assert tried == [("lama", {**batch, **vectors})]
     assert chosen == {**batch, **vectors}
+    assert picks == [batch, vectors]
 
     def worse(jobs):
         return _rows("lama", [(jobs[0][1], 0.70, 3.0)])
 
     rows = _rows("lama", [({}, 0.75, 10.0), (batch, 0.75, 5.0), (vectors, 0.749, 7.0)])
-    assert choose("lama", rows, "mr", levers, lambda msg: None, worse) == batch
+    assert choose("lama", rows, "mr", levers, lambda msg: None, worse)[0] == batch
+
+
+def _on(corpus, model, table):
+    return [
+        {"corpus": corpus, "model": model, "candidate": c, "accuracy": acc, "fit_cpu_s": 1.0}
+        for c, acc in table
+    ]
+
+
+def test_a_choice_that_fails_on_another_corpus_keeps_only_the_levers_that_hold():
+    batch, vectors = {"batch_size": 128}, {"emb__epochs": 5}
+    both = {**batch, **vectors}
+    rows = _on("mr", "lama", [({}, 0.75), (both, 0.75)])
+    rows += _on("r8", "lama", [({}, 0.96), (both, 0.95)])
+    fitted = []
+
+    def cv_on(corpus, jobs):
+        fitted.extend((corpus, c) for _, c in jobs)
+        scores = {"r8": {"batch_size": 0.96, "emb__epochs": 0.94}, "mr": {"batch_size": 0.75}}
+        return _on(corpus, "lama", [(c, scores[corpus][next(iter(c))]) for _, c in jobs])
+
+    chosen = speed_select.hold_on(
+        "lama", rows, ["mr", "r8"], both, [batch, vectors], lambda m: None, cv_on
+    )
+    assert chosen == batch
+    # The single levers on the failing corpus, then the kept one where it was not measured.
+    assert fitted == [("r8", batch), ("r8", vectors), ("mr", batch)]
+
+
+def test_a_choice_that_holds_is_kept_without_more_fits():
+    both = {"batch_size": 128, "emb__epochs": 5}
+    rows = _on("mr", "lama", [({}, 0.75), (both, 0.75)]) + _on(
+        "r8", "lama", [({}, 0.96), (both, 0.96)]
+    )
+
+    def cv_on(corpus, jobs):
+        raise AssertionError("nothing more to fit")
+
+    assert speed_select.hold_on("lama", rows, ["mr", "r8"], both, [both], print, cv_on) == both
