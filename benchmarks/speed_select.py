@@ -149,27 +149,31 @@ def hold_on(model, rows, corpora, chosen, picks, log, cv_on):
     ``corpora`` are the corpus names, the selection corpus first; every
     corpus's rows of ``chosen`` and the base exist. Where ``chosen`` falls
     more than ``TOLERANCE`` below the base, each single pick is
-    cross-validated there (``cv_on(corpus, jobs)`` returns rows) and those
-    within tolerance are merged; the merge is kept if within tolerance on
-    every corpus, else the base.
+    cross-validated there (``cv_on(corpus, jobs)`` returns rows); the picks
+    within tolerance there, merged, and each alone are the options, each
+    cross-validated where it was not; the option of least CPU time (summed
+    over the corpora) within tolerance on every corpus is kept, else the base.
     """
+    measured = lambda c, corpus: any(  # noqa: E731
+        (r["corpus"], r["model"], _key(r["candidate"])) == (corpus, model, _key(c)) for r in rows
+    )
     within = lambda c, corpus: (  # noqa: E731
         _mean(rows, corpus, model, c) >= _mean(rows, corpus, model, {}) - TOLERANCE
     )
+    cost = lambda c: sum(_cpu(rows, corpus, model, c) for corpus in corpora)  # noqa: E731
     for corpus in corpora[1:]:
         if within(chosen, corpus):
             continue
         log(f"{model}: {chosen} falls below the base on {corpus}; its levers one at a time")
         rows += cv_on(corpus, [(model, p) for p in picks if _key(p) != _key(chosen)])
-        chosen = _merge(p for p in picks if within(p, corpus))
-        for other in corpora:
-            if not any(
-                (r["corpus"], r["model"], _key(r["candidate"])) == (other, model, _key(chosen))
-                for r in rows
-            ):
-                rows += cv_on(other, [(model, chosen)])
-        if not all(within(chosen, other) for other in corpora):
-            chosen = {}
+        kept = [p for p in picks if within(p, corpus)]
+        options = list({_key(o): o for o in [_merge(kept), *kept] if o}.values())
+        for option in options:
+            for other in corpora:
+                if not measured(option, other):
+                    rows += cv_on(other, [(model, option)])
+        held = [o for o in options if all(within(o, other) for other in corpora)]
+        chosen = min(held, key=cost) if held else {}
         log(f"{model}: chosen {chosen}")
     return chosen
 

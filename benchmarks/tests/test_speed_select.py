@@ -83,6 +83,25 @@ def test_a_choice_that_fails_on_another_corpus_keeps_only_the_levers_that_hold()
     assert fitted == [("r8", batch), ("r8", vectors), ("mr", batch)]
 
 
+def test_when_the_kept_levers_fail_together_the_fastest_one_that_holds_is_chosen():
+    batch, patience = {"batch_size": 128}, {"patience": 1}
+    both = {**batch, **patience}
+    rows = _on("mr", "lama", [({}, 0.75), (both, 0.75), (batch, 0.75), (patience, 0.75)])
+    rows += _on("r8", "lama", [({}, 0.96), (both, 0.95)])
+    rows = [dict(r, fit_cpu_s=2.0 if r["candidate"] == patience else 1.0) for r in rows]
+
+    def cv_on(corpus, jobs):
+        return [
+            dict(r, fit_cpu_s=2.0 if r["candidate"] == patience else 1.0)
+            for r in _on(corpus, "lama", [(c, 0.959) for _, c in jobs])
+        ]
+
+    chosen = speed_select.hold_on(
+        "lama", rows, ["mr", "r8"], both, [batch, patience], lambda m: None, cv_on
+    )
+    assert chosen == batch
+
+
 def test_a_choice_that_holds_is_kept_without_more_fits():
     both = {"batch_size": 128, "emb__epochs": 5}
     rows = _on("mr", "lama", [({}, 0.75), (both, 0.75)]) + _on(
