@@ -1,23 +1,24 @@
 """Cheaper training settings (batch size, learning rate, word2vec epochs, algorithm), chosen by CV.
 
-The ``select`` part's procedure (stratified k-fold CV on the training split of
-the selection corpus, each fold a fit of the README's pipeline,
-``random_state`` 0; the test split is never read), with a rule that weighs
-cost: each model's candidates change one lever at a time from the base (the
-library's defaults before this selection): the batch size with the learning
-rate scaled by its square root (Adam's usual rule) or kept, early stopping's
-patience, and the epochs and algorithm (skip-gram or CBOW) of the word2vec
-step. Within each lever the
-choice is the candidate of least fit CPU time whose CV accuracy is at most
-``TOLERANCE`` below the base's; the levers' choices are then combined and
-cross-validated together, and the combination is kept if it too stays within
-``TOLERANCE`` of the base (else the faster single choice). The chosen setting
-and the base are cross-validated again on every further corpus given; where
-the choice falls more than ``TOLERANCE`` below the base there, its levers are
-cross-validated there one at a time, and only those within tolerance on every
-corpus are kept (their combination cross-validated on each). The final choice
-and the base are also cross-validated with pretrained vectors (GloVe 6B 50d)
-when they are installed.
+The successor of the ``speed`` part (a fixed list of levers, none of which
+held on both corpora in 0.9.0). The ``select`` part's procedure (stratified
+k-fold CV on the training split of the selection corpus, each fold a fit of
+the README's pipeline, ``random_state`` 0; the test split is never read),
+with a rule that weighs cost: each model's candidates change one lever at a
+time from the base (the library's defaults before this selection): the batch
+size with the learning rate scaled by its square root (Adam's usual rule) or
+kept, early stopping's patience, and the epochs and algorithm (skip-gram or
+CBOW) of the word2vec step. Within each lever the choice is the candidate of
+least fit CPU time whose CV accuracy is at most ``TOLERANCE`` below the
+base's; the levers' choices are then combined and cross-validated together,
+and the combination is kept if it too stays within ``TOLERANCE`` of the base
+(else the faster single choice). The chosen setting and the base are
+cross-validated again on every further corpus given; where the choice falls
+more than ``TOLERANCE`` below the base there, its levers are cross-validated
+there one at a time, and only those within tolerance on every corpus are
+kept (their combination cross-validated on each). The final choice and the
+base are also cross-validated with pretrained vectors (GloVe 6B 50d) when
+they are installed.
 """
 
 import numpy as np
@@ -25,14 +26,10 @@ import numpy as np
 from ._data import corpus_name
 from .select import _cv, _key, _mean
 from .select import render as _select_render
+from .speed import TOLERANCE, _word2vec
 
 NAME = "speed-select"
 GLOVE = "glove-wiki-gigaword-50"
-
-# A quarter point: half the standard error of a CV accuracy on MR's training
-# split, so that a setting is taken for speed only where accuracy is not
-# measurably lower.
-TOLERANCE = 0.0025
 
 # Each model's base learning rate, scaled by sqrt(batch / 32) where a candidate scales it.
 _LR = {"lama": 1e-3, "fcsr": 1e-2, "duo": 1e-3}
@@ -45,15 +42,6 @@ def _batch(model, size, scale=True):
     return change
 
 
-def _vectors(model, **params):
-    """``params`` for the word2vec step(s) of ``model``'s pipeline (Duo's two tables alike)."""
-    if model == "duo":
-        # Duo's corpus tables are CBOW 50 and skip-gram 100: their epochs only.
-        tables = ("cbow", "skipgram")
-        return {f"emb__{table}__{k}": v for table in tables for k, v in params.items()}
-    return {f"emb__{k}": v for k, v in params.items()}
-
-
 def _levers(model):
     levers = [
         ("base", {}),
@@ -62,13 +50,13 @@ def _levers(model):
         ("batch", _batch(model, 256)),
         ("batch", _batch(model, 128, scale=False)),
         ("patience", {"patience": 1}),
-        ("vectors", _vectors(model, epochs=10)),
-        ("vectors", _vectors(model, epochs=5)),
+        ("vectors", _word2vec(model, epochs=10)),
+        ("vectors", _word2vec(model, epochs=5)),
     ]
     if model != "duo":
         levers += [
-            ("vectors", _vectors(model, sg=0)),
-            ("vectors", _vectors(model, sg=0, epochs=5)),
+            ("vectors", _word2vec(model, sg=0)),
+            ("vectors", _word2vec(model, sg=0, epochs=5)),
         ]
     return levers
 

@@ -146,7 +146,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         weight_decay=0.0,
         early_stopping=True,
         validation_fraction=0.1,
-        patience=2,
+        patience=1,
         ema_horizon=0.5,
         class_weight=None,
         calibration=None,

@@ -29,7 +29,7 @@ class LAMAClassifier(BaseSequenceClassifier):
     and the LAMA+ctx context (the variant the paper reports best). Changed: the
     optimiser is Adam with learning rate 1e-3 instead of the paper's SGD with
     momentum (the user guide compares the two); early stopping waits
-    ``patience=2`` epochs instead of the paper's 5 (``patience=5`` restores
+    ``patience=1`` epoch instead of the paper's 5 (``patience=5`` restores
     it); ``max_epochs=20`` caps training, which the paper leaves open.
 
     The loss of a batch is the mean of its documents' losses; Eq. 18 sums
@@ -190,7 +190,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         weight_decay=1e-4,
         early_stopping=True,
         validation_fraction=0.1,
-        patience=2,
+        patience=1,
         ema_horizon=0.5,
         class_weight=None,
         calibration=None,
