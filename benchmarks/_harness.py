@@ -72,14 +72,16 @@ def median_time(fn, repeats, warmup=1):
     return {"median_s": statistics.median(times), "times_s": times}
 
 
-def run_cell(target, threads, kwargs):
+def run_cell(target, threads, kwargs, timeout=None):
     """Run ``target`` (``"module:function"`` in this package) in a fresh process.
 
     The function gets the dict ``kwargs`` as keyword arguments and returns a
     JSON-able dict. Thread pools (torch, OpenMP, BLAS) are limited to
     ``threads`` through the environment, before anything is imported. A cell
     that fails returns ``{"error": ...}`` instead of stopping the suite, so
-    one broken model leaves the others' results.
+    one broken model leaves the others' results; so does a cell still running
+    after ``timeout`` seconds (``None``: no limit), which is killed, with
+    ``"timed_out": timeout``.
     """
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
@@ -87,13 +89,17 @@ def run_cell(target, threads, kwargs):
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env[var] = str(threads)
     spec = json.dumps({"target": target, "threads": threads, "kwargs": kwargs})
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks._worker", spec],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "benchmarks._worker", spec],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"still running after {timeout} s: stopped", "timed_out": timeout}
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(_MARKER):
             return json.loads(line[len(_MARKER) :])
