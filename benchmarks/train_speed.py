@@ -11,6 +11,9 @@ Reported per fit:
   optimizer step), as the cost part counts them;
 * training tokens/s of the training loop: the epoch less its validation
   batches, so also the per-batch callbacks (the weight average) and loading;
+* the FLOP bound of the cost part (``benchmarks.cost``: the counted
+  FLOPs of a training token, one epoch of 512 documents, over one large
+  matrix product's rate) and the batches' share of it;
 * the last epoch's training and validation loss, to 17 digits: a change that
   should leave the numbers alone must leave these identical.
 
@@ -52,7 +55,7 @@ def measure(model, batch_sizes, max_epochs, vector_epochs, params=None, log=prin
     from sklearn_lama.datasets import load_mr
 
     from ._models import make
-    from .cost import fit_clocked
+    from .cost import _flops_per_token, _matmul_gflops, _subset, fit_clocked
 
     torch.set_num_threads(1)
     X, y = load_mr(subset="train", return_X_y=True)
@@ -62,6 +65,8 @@ def measure(model, batch_sizes, max_epochs, vector_epochs, params=None, log=prin
     start = time.perf_counter()
     Z = emb.fit_transform(X, y)
     log(f"{model}: vectors in {time.perf_counter() - start:.1f} s")
+    flops, _ = _flops_per_token(clone(clf).set_params(**(params or {})), *_subset(Z, y, 512))
+    bound = _matmul_gflops() * 1e9 / flops
     rows = []
     for batch_size in batch_sizes:
         fitted_clf = clone(clf).set_params(**(params or {}), batch_size=batch_size)
@@ -75,13 +80,16 @@ def measure(model, batch_sizes, max_epochs, vector_epochs, params=None, log=prin
             "params": json.dumps(params or {}, sort_keys=True),
             **r,
             "loop_tokens_per_s": train_tokens / loop_s,
+            "flop_bound_tokens_per_s": bound,
+            "share_of_bound": r["train_tokens_per_s"] / bound,
             "last_train_loss": repr(float(history[-1, "train_loss"])),
             "last_valid_loss": repr(float(history[-1, "valid_loss"])),
         }
         log(
             f"{model} {row['params']} batch {batch_size}: "
             f"{row['train_tokens_per_s']:,.0f} tokens/s in batches, "
-            f"{row['loop_tokens_per_s']:,.0f} in the loop; epoch {r['epoch_s']:.2f} s; "
+            f"{row['loop_tokens_per_s']:,.0f} in the loop ({row['share_of_bound']:.0%} of the "
+            f"bound {bound:,.0f}); epoch {r['epoch_s']:.2f} s; "
             f"losses {row['last_train_loss']} {row['last_valid_loss']}"
         )
         rows.append(row)
@@ -177,18 +185,20 @@ def render(payload):
         "",
         "Batches: training tokens over the training batches' seconds (forward, loss, "
         "backward, step). Loop: over the epoch less its validation batches (adds the "
-        "per-batch callbacks and loading). Losses: the last epoch's, for identity checks.",
+        "per-batch callbacks and loading). FLOP bound: one 1024 x 1024 float32 matrix "
+        "product's rate over the counted FLOPs of a training token (``benchmarks.cost``); "
+        "share: batches tok/s over it. Losses: the last epoch's, for identity checks.",
         "",
-        "| model | parameters | batch | batches tok/s | loop tok/s | epoch s | train s | valid s "
-        "| other s "
-        "| train loss | valid loss |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
+        "| model | parameters | batch | batches tok/s | loop tok/s | FLOP bound | share "
+        "| epoch s | train s | valid s | other s | train loss | valid loss |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for r in payload["results"]:
         lines.append(
             f"| {r['model']} | ``{r['params']}`` | {r['batch_size']} "
             f"| {r['train_tokens_per_s']:,.0f} "
-            f"| {r['loop_tokens_per_s']:,.0f} | {r['epoch_s']:.3f} | {r['train_batches_s']:.3f} "
+            f"| {r['loop_tokens_per_s']:,.0f} | {r['flop_bound_tokens_per_s']:,.0f} "
+            f"| {r['share_of_bound']:.0%} | {r['epoch_s']:.3f} | {r['train_batches_s']:.3f} "
             f"| {r['valid_batches_s']:.3f} | {r['other_s']:.3f} | {r['last_train_loss']} "
             f"| {r['last_valid_loss']} |"
         )
