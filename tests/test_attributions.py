@@ -314,7 +314,7 @@ def test_multilabel_attributions_explain_one_label(multilabel, target):
     difference = scores[rows, explained] - baseline[rows, explained]
     assert np.abs(difference).max() > 1.0
     attributions = token_attributions(
-        pipe, QUERIES, IntegratedGradients(n_steps=128), target=target
+        pipe, QUERIES, IntegratedGradients(n_steps=256), target=target
     )
     totals = np.array([a.sum() for a in attributions])
     np.testing.assert_allclose(totals, difference, rtol=0.01, atol=1e-4)
