@@ -28,6 +28,8 @@ variant of classifier parameters (JSON, ``'{}'`` for the defaults).
 import argparse
 import json
 import os
+import shlex
+import sys
 import time
 
 from ._env import ROOT, stamp
@@ -223,6 +225,7 @@ def main(argv=None):
         help="instead of speed: cross-validated accuracy of these classifier variants "
         "(JSON dicts of parameters, '{}' for the defaults)",
     )
+    argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     rows = []
     for model in args.models:
@@ -235,7 +238,7 @@ def main(argv=None):
     payload = {
         "meta": stamp("full", 1),
         "config": {
-            "command": "python -m benchmarks.train_speed " + " ".join(argv or []),
+            "command": shlex.join(["python", "-m", "benchmarks.train_speed", *argv]),
             "max_epochs": args.max_epochs,
             "vector_epochs": args.vector_epochs,
         },
