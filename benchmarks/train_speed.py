@@ -227,6 +227,7 @@ def main(argv=None):
     )
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
+    meta = stamp("full", 1)
     rows = []
     for model in args.models:
         if args.cv:
@@ -236,7 +237,7 @@ def main(argv=None):
                 model, args.batch_sizes, args.max_epochs, args.vector_epochs, args.params
             )
     payload = {
-        "meta": stamp("full", 1),
+        "meta": meta,
         "config": {
             "command": shlex.join(["python", "-m", "benchmarks.train_speed", *argv]),
             "max_epochs": args.max_epochs,
