@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sklearn_lama.modules import LAMAModule
+from sklearn_lama.modules import BiGRUEncoder, LAMAModule
 
 
 def _batch():
@@ -44,3 +44,36 @@ def test_token_attention_is_a_distribution_over_real_tokens(n_heads):
     assert (weights[~mask.unsqueeze(1).expand_as(weights)] == 0).all()
     alone = module.token_attention(x[1:2, :4], mask[1:2, :4])
     torch.testing.assert_close(weights[1:2, :, :4], alone, rtol=1e-5, atol=1e-6)
+
+
+def _encoder_pass(encoder, x, mask, lockstep):
+    """Output and gradients (input, then parameters) of one pass, by either recurrence."""
+    encoder.zero_grad()
+    x = x.clone().requires_grad_(True)
+    encoder._steps_together = lambda inputs: lockstep
+    out = encoder(x, mask)
+    del encoder._steps_together
+    (out * torch.linspace(-1, 1, out.numel()).view_as(out)).sum().backward()
+    return [out.detach(), x.grad, *(p.grad for p in encoder.parameters())]
+
+
+def test_lockstep_recurrence_equals_the_two_grus_outputs_and_gradients():
+    x, mask = _batch()
+    encoder = BiGRUEncoder(6, 5).train()
+    lockstep = _encoder_pass(encoder, x, mask, True)
+    reference = _encoder_pass(encoder, x, mask, False)
+    for a, b in zip(lockstep, reference, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_lockstep_recurrence_runs_only_while_training_within_chunk_length():
+    x, mask = _batch()
+    encoder = BiGRUEncoder(6, 5, chunk_length=7).train()
+    assert encoder._steps_together(x)
+    assert not encoder._steps_together(x.double())
+    with torch.no_grad():
+        assert not encoder._steps_together(x)
+    assert not encoder.eval()._steps_together(x)
+    assert not BiGRUEncoder(6, 5, chunk_length=4).train()._steps_together(x)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert not encoder.train()._steps_together(x)

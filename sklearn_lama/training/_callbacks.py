@@ -7,6 +7,7 @@ import time
 import numpy as np
 import torch
 from skorch.callbacks import Callback, Checkpoint, EarlyStopping, ProgressBar
+from torch.optim.swa_utils import get_ema_multi_avg_fn
 
 from ..utils._persistence import check_writable
 
@@ -136,13 +137,15 @@ class WeightAveraging(Callback):
     def initialize(self):
         self.average_ = None
         self.trained_ = None
+        self.parameters_ = None
         return self
 
     def _trainable(self, net):
         return [p for p in net.module_.parameters() if p.requires_grad]
 
     def on_train_begin(self, net, **kwargs):
-        self.average_ = [p.detach().clone() for p in self._trainable(net)]
+        self.parameters_ = [p.detach() for p in self._trainable(net)]
+        self.average_ = [p.clone() for p in self.parameters_]
         self.trained_ = None
 
     def on_epoch_begin(self, net, **kwargs):
@@ -158,9 +161,8 @@ class WeightAveraging(Callback):
 
     def on_batch_end(self, net, training=False, **kwargs):
         if training:
-            with torch.no_grad():
-                for average, p in zip(self.average_, self._trainable(net)):
-                    average.lerp_(p.detach(), 1 - self.decay)
+            # torch's fused update of all the averages: the same lerp as a loop of them.
+            get_ema_multi_avg_fn(self.decay)(self.average_, self.parameters_, None)
 
     def on_epoch_end(self, net, **kwargs):
         # Without validation batches the epoch's end is the first place to swap.
@@ -170,7 +172,7 @@ class WeightAveraging(Callback):
         if self.average_ is not None:
             self._swap_in(net)
         # The copies are not part of the model: a pickled estimator stays its size.
-        self.average_ = self.trained_ = None
+        self.average_ = self.trained_ = self.parameters_ = None
 
     def _swap_in(self, net):
         """Put the average into the network, keeping the trained weights aside."""
