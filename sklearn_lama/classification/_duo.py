@@ -10,7 +10,7 @@ from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._parameters import ADDITIONS_OFF, shared_parameters
+from ._parameters import ADDITIONS_OFF, inference_batch_description, shared_parameters
 
 __all__ = ["DuoClassifier"]
 
@@ -81,6 +81,9 @@ class DuoClassifier(BaseSequenceClassifier):
         "positions": None,
     }
 
+    # Padded tokens of a prediction batch on the CPU (BaseSequenceClassifier._inference_budget).
+    _inference_tokens = 8192
+
     _parameters = {
         "d_ff": Param(
             "int",
@@ -149,6 +152,7 @@ class DuoClassifier(BaseSequenceClassifier):
             raise it on a GPU with memory to spare.""",
         ),
         **shared_parameters(
+            inference_batch_size={"description": inference_batch_description(_inference_tokens)},
             optimizer={"description": '``"sgd"`` uses ``momentum``; the paper uses Adam.'},
             embedding_dropout={
                 "description": """Dropout on each embedding stream's token vectors

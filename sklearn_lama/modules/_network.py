@@ -110,6 +110,8 @@ class NgramFeatures(nn.Module):
         for j in range(1, n):
             grams = grams * self.vocabulary_size + ids[:, j : width - n + 1 + j]
         folds = self._folds
+        if n == 1 and not (self.training and folds) and self._dense_pays(ids):
+            return self._token_table()[ids]
         if self.training and folds:
             widths = torch.full((ids.shape[0],), width, device=ids.device)
             block = document_folds(ids.reshape(-1), widths, folds) + 1
@@ -121,6 +123,22 @@ class NgramFeatures(nn.Module):
         else:
             features = self.values.new_zeros(grams.shape + self.values.shape[1:])
         return F.pad(features, (0, 0, n - 1, 0))
+
+    def _dense_pays(self, ids):
+        """Whether a dense table of block 0 is cheaper than searching ``ids`` in the keys.
+
+        Building the table touches every id of the vocabulary once; a batch of
+        at least as many tokens would search for more. A traced graph (ONNX
+        export) keeps the search, which holds for every batch.
+        """
+        return ids.numel() >= self.vocabulary_size and not torch.jit.is_tracing()
+
+    def _token_table(self):
+        """Block 0 of the token features as a dense ``(vocabulary_size, k)`` table."""
+        known = self.keys[: int(torch.searchsorted(self.keys, self.vocabulary_size))]
+        table = self.values.new_zeros((self.vocabulary_size, self.values.shape[1]))
+        table[known] = self.values[: len(known)]
+        return table
 
     def search(self, grams):
         """Index of the first key not below each n-gram code (``len(keys)`` if none)."""
@@ -272,11 +290,13 @@ class SequenceNetwork(nn.Module):
         """Return the core's inputs and the (B, T) mask, True on real tokens."""
         if ids is not None:
             vectors = [lookup(ids) for lookup in self.lookups]
-            for features, scales in self._fixed_features():
-                values = features(ids)
+            fixed = [(features(ids), scales) for features, scales in self._fixed_features()]
+            if fixed:
+                # One concatenation per table: appending each feature in turn
+                # would copy the table's vectors once per feature.
                 vectors = [
-                    torch.cat([v, values * scale.to(v.dtype)], dim=-1)
-                    for v, scale in zip(vectors, scales)
+                    torch.cat([v, *(f * scales[i].to(v.dtype) for f, scales in fixed)], dim=-1)
+                    for i, v in enumerate(vectors)
                 ]
             length = ids.shape[1]
         else:
