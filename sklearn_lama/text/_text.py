@@ -103,41 +103,44 @@ BATCH_DOCUMENTS = 1024
 _SEPARATOR = "\0"
 
 
-def _isolating(characters):
-    """``str.translate`` table that puts spaces around every non-word, non-space character.
+def _alone(character):
+    """Whether ``character`` is a token on its own: neither a word nor a space character.
 
     Word and space characters are those of ``re``'s ``\\w`` and ``\\s`` on
     ``str`` (alphanumeric or ``_``; ``str.isspace``), the ones
     :data:`DEFAULT_TOKEN_PATTERN` reads.
     """
-    return {
-        ord(c): f" {c} "
-        for c in characters
-        if not (c.isalnum() or c == "_" or c.isspace() or c == _SEPARATOR)
-    }
+    return not (character.isalnum() or character == "_" or character.isspace())
 
 
-_ASCII_ISOLATING = _isolating(map(chr, range(128)))
+_ASCII_ALONE = [c for c in map(chr, range(128)) if _alone(c) and c != _SEPARATOR]
 
 
 def _split_default(documents, lowercase):
     """The tokens of :data:`DEFAULT_TOKEN_PATTERN` in each document, or None.
 
-    The batch is joined, lower-cased, translated (spaces around each
-    character that is a token on its own) and split, each step one C call
-    over the whole batch instead of a regular expression per document: the
-    same tokens as the pattern's ``findall``. ``None`` when a document
-    holds the separator.
+    The batch is joined, lower-cased, given spaces around each character
+    that is a token on its own (``str.replace`` per ASCII character present,
+    ``str.translate`` for the others) and split, by string methods instead
+    of a regular expression per document: the same tokens as the pattern's
+    ``findall``. ``None`` when a document holds the separator.
     """
     text = _SEPARATOR.join(documents)
     if text.count(_SEPARATOR) != len(documents) - 1:
         return None
     if lowercase:
         text = text.lower()
-    table = _ASCII_ISOLATING
-    if not text.isascii():
-        table = {**table, **_isolating({c for c in set(text) if c > "\x7f"})}
-    return [part.split() for part in text.translate(table).split(_SEPARATOR)]
+    for character in _ASCII_ALONE:
+        if character in text:
+            text = text.replace(character, f" {character} ")
+    parts = text.split(_SEPARATOR)
+    wide = [i for i, part in enumerate(parts) if not part.isascii()]
+    if wide:
+        characters = set().union(*(parts[i] for i in wide))
+        table = {ord(c): f" {c} " for c in characters if c > "\x7f" and _alone(c)}
+        for i in wide:
+            parts[i] = parts[i].translate(table)
+    return [part.split() for part in parts]
 
 
 def build_batch_tokenizer(transformer):
