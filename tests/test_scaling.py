@@ -6,6 +6,7 @@ import torch
 from skorch.callbacks import Callback
 
 from sklearn_lama import DuoClassifier, TokenSequences
+from sklearn_lama.classification import _base
 from sklearn_lama.utils._threads import resolve_threads
 
 from .conftest import make_classifier
@@ -39,7 +40,7 @@ def _sequences(lengths, dim=8):
 
 @pytest.mark.parametrize("torch_threads, expected", [(None, 1), (2, 2)])
 def test_fit_uses_torch_threads_and_restores_the_callers(
-    kind, caller_threads, torch_threads, expected
+    kind, caller_threads, torch_threads, expected, monkeypatch
 ):
     X = np.random.RandomState(0).randint(1, 30, size=(40, 10))
     y = np.arange(40) % 2
@@ -49,12 +50,18 @@ def test_fit_uses_torch_threads_and_restores_the_callers(
     assert record.threads == [expected, expected]
     assert torch.get_num_threads() == caller_threads
 
+    # The threads of every prediction batch, whichever path computes it
+    # (Duo's folded head does not call the network's forward).
     seen = []
-    hook = clf.net_.module_.register_forward_hook(
-        lambda *args: seen.append(torch.get_num_threads())
-    )
+    run_sorted = _base.run_sorted
+
+    def recording(*args, **kwargs):
+        for pair in run_sorted(*args, **kwargs):
+            seen.append(torch.get_num_threads())
+            yield pair
+
+    monkeypatch.setattr(_base, "run_sorted", recording)
     clf.predict_proba(X)
-    hook.remove()
     assert seen and set(seen) == {expected}
     assert torch.get_num_threads() == caller_threads
 

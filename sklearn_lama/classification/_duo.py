@@ -3,14 +3,17 @@
 import math
 from numbers import Integral, Real
 
+from sklearn.utils.validation import check_is_fitted
+
 from ..modules import DuoModule, TableStreams
+from ..modules._duo_folded import FoldedDuo
 from ..training._batching import MAX_BATCH_TOKENS, BatchBudget
 from ..training._parameters import INFERENCE_BATCH
 from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._parameters import ADDITIONS_OFF, shared_parameters
+from ._parameters import ADDITIONS_OFF, inference_batch_description, shared_parameters
 
 __all__ = ["DuoClassifier"]
 
@@ -81,6 +84,9 @@ class DuoClassifier(BaseSequenceClassifier):
         "positions": None,
     }
 
+    # Padded tokens of a prediction batch on the CPU (BaseSequenceClassifier._inference_budget).
+    _inference_tokens = 8192
+
     _parameters = {
         "d_ff": Param(
             "int",
@@ -149,6 +155,7 @@ class DuoClassifier(BaseSequenceClassifier):
             raise it on a GPU with memory to spare.""",
         ),
         **shared_parameters(
+            inference_batch_size={"description": inference_batch_description(_inference_tokens)},
             optimizer={"description": '``"sgd"`` uses ``momentum``; the paper uses Adam.'},
             embedding_dropout={
                 "description": """Dropout on each embedding stream's token vectors
@@ -238,6 +245,15 @@ class DuoClassifier(BaseSequenceClassifier):
         self.inference_batch_size = inference_batch_size
         self.verbose = verbose
         self.random_state = random_state
+
+    def _logits(self, X):
+        check_is_fitted(self)
+        # On float32 the head folded into per-token terms gives the same logits
+        # to rounding, without copying each token's vectors.
+        folded = FoldedDuo.of(self.net_.module_) if self.precision == "32" else None
+        if folded is None:
+            return super()._logits(X)
+        return self._run(X, lambda network, inputs: folded(**inputs), self._collect_logits)
 
     def _combination(self):
         # The two attention roles read the tables as separate streams.

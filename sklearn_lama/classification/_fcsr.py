@@ -13,7 +13,7 @@ from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._parameters import ADDITIONS_OFF, shared_parameters
+from ._parameters import ADDITIONS_OFF, inference_batch_description, shared_parameters
 
 __all__ = ["FCSRClassifier"]
 
@@ -70,6 +70,9 @@ class FCSRClassifier(BaseSequenceClassifier):
         **ADDITIONS_OFF,
     }
 
+    # Padded tokens of a prediction batch on the CPU (BaseSequenceClassifier._inference_budget).
+    _inference_tokens = 2048
+
     _parameters = {
         "alpha": Param(
             "float",
@@ -113,6 +116,7 @@ class FCSRClassifier(BaseSequenceClassifier):
             side. ``None`` (the paper's FCSR) uses the whole context.""",
         ),
         **shared_parameters(
+            inference_batch_size={"description": inference_batch_description(_inference_tokens)},
             optimizer={"description": '``"sgd"`` uses ``momentum``; the paper uses Adam.'},
             embedding_dropout={
                 "description": """Dropout on the token vectors while training (the

@@ -17,6 +17,22 @@ from ..utils._sklearn_compat import Interval, Options, StrOptions
 
 __all__ = ["ADDITIONS_OFF", "CLASSIFIER_PARAMETERS", "shared_parameters"]
 
+INFERENCE_BATCH_DESCRIPTION = """Most documents per batch in ``predict``, ``predict_proba``,
+        ``decision_function``, ``attention_weights`` and validation (at
+        least ``batch_size``), within ``max_batch_tokens``."""
+
+
+def inference_batch_description(tokens):
+    """``inference_batch_size``'s description where a CPU prediction batch holds ``tokens``."""
+    return (
+        INFERENCE_BATCH_DESCRIPTION
+        + f"""
+        On the CPU, a batch of the prediction methods (not of validation) also
+        holds at most {tokens:,} padded tokens, whose activations then stay in
+        the processor's caches."""
+    )
+
+
 CLASSIFIER_PARAMETERS = {
     "embedding_dim": Param(
         "int",
@@ -152,9 +168,7 @@ CLASSIFIER_PARAMETERS = {
     "inference_batch_size": Param(
         "int",
         [Interval(Integral, 1, None, closed="left")],
-        """Most documents per batch in ``predict``, ``predict_proba``,
-        ``decision_function``, ``attention_weights`` and validation (at
-        least ``batch_size``), within ``max_batch_tokens``.""",
+        INFERENCE_BATCH_DESCRIPTION,
     ),
 }
 

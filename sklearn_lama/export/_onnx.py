@@ -232,13 +232,13 @@ class _SearchedNgrams(NgramFeatures):
             int(features.folds),
         )
 
-    def search(self, grams):
-        n = len(self.keys)
+    def search(self, keys, grams):
+        n = len(keys)
         low = torch.zeros_like(grams)
         high = torch.full_like(grams, n)
         for _ in range(n.bit_length()):
             middle = torch.div(low + high, 2, rounding_mode="floor")
-            below = self.keys[middle.clamp(max=n - 1)] < grams
+            below = keys[middle.clamp(max=n - 1)] < grams
             low = torch.where(below, middle + 1, low)
             high = torch.where(below, high, middle)
         return low
@@ -254,11 +254,7 @@ class _TokenTable(nn.Module):
 
     def __init__(self, features):
         super().__init__()
-        keys, values = features.keys, features.values
-        own = keys < features.vocabulary_size
-        table = values.new_zeros((features.vocabulary_size, values.shape[1]))
-        table[keys[own]] = values[own]
-        self.register_buffer("table", table)
+        self.register_buffer("table", features.block_table())
 
     def forward(self, ids):
         return self.table[ids]

@@ -102,6 +102,7 @@ class NgramFeatures(nn.Module):
         self._folds = folds
         self.vocabulary_size = vocabulary_size
         self.n = n
+        self._block = self._block_size()
 
     def forward(self, ids):
         """The features of ``ids`` (B, T): a (B, T, k) tensor."""
@@ -110,21 +111,47 @@ class NgramFeatures(nn.Module):
         for j in range(1, n):
             grams = grams * self.vocabulary_size + ids[:, j : width - n + 1 + j]
         folds = self._folds
+        keys, values = self.keys, self.values
         if self.training and folds:
             widths = torch.full((ids.shape[0],), width, device=ids.device)
             block = document_folds(ids.reshape(-1), widths, folds) + 1
             grams = grams + (block * self.vocabulary_size**n).unsqueeze(1)
-        if len(self.keys):
-            at = self.search(grams).clamp_(max=len(self.keys) - 1)
-            found = (self.keys[at] == grams).unsqueeze(-1)
-            features = self.values[at] * found
+        elif not torch.jit.is_tracing():
+            # Block 0 alone is read: a token reads its row of a dense table
+            # when a batch pays for building it (a search per token costs
+            # about as much as eight rows), a pair searches block 0's keys only.
+            if n == 1 and 8 * ids.numel() >= self.vocabulary_size:
+                return self.block_table()[ids]
+            keys, values = keys[: self._block], values[: self._block]
+        if len(keys):
+            at = self.search(keys, grams).clamp_(max=len(keys) - 1)
+            found = (keys[at] == grams).unsqueeze(-1)
+            features = values[at] * found
         else:
-            features = self.values.new_zeros(grams.shape + self.values.shape[1:])
+            features = values.new_zeros(grams.shape + values.shape[1:])
         return F.pad(features, (0, 0, n - 1, 0))
 
-    def search(self, grams):
-        """Index of the first key not below each n-gram code (``len(keys)`` if none)."""
-        return torch.searchsorted(self.keys, grams)
+    def _block_size(self):
+        """Number of the keys of block 0, which come first.
+
+        Kept as a Python int when the keys are set: reading it from the
+        keys at every batch would synchronise a GPU.
+        """
+        return int(torch.searchsorted(self.keys, self.vocabulary_size**self.n))
+
+    def block_table(self):
+        """Block 0 of token features (``n=1``) as a dense ``(vocabulary_size, k)`` table.
+
+        Row ``i`` holds the features of token ``i``, zeros where it has none:
+        the same features as the sorted search, in one gather.
+        """
+        table = self.values.new_zeros((self.vocabulary_size, self.values.shape[1]))
+        table[self.keys[: self._block]] = self.values[: self._block]
+        return table
+
+    def search(self, keys, grams):
+        """Index of the first of the sorted ``keys`` not below each code, or ``len(keys)``."""
+        return torch.searchsorted(keys, grams)
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
         # The number of n-grams is the trained model's: take it from the saved buffers.
@@ -135,6 +162,13 @@ class NgramFeatures(nn.Module):
                 setattr(self, name, current.new_empty(saved.shape))
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
         self._folds = int(self.folds)
+        self._block = self._block_size()
+
+    def __setstate__(self, state):
+        # Modules pickled before the block size was kept have none.
+        super().__setstate__(state)
+        if "_block" not in state:
+            self._block = self._block_size()
 
 
 class PairFeatures(NgramFeatures):
@@ -298,11 +332,13 @@ class SequenceNetwork(nn.Module):
         """Return the core's inputs and the (B, T) mask, True on real tokens."""
         if ids is not None:
             vectors = [lookup(ids) for lookup in self.lookups]
-            for features, scales in self._fixed_features():
-                values = features(ids)
+            fixed = [(features(ids), scales) for features, scales in self._fixed_features()]
+            if fixed:
+                # One concatenation per table: appending each feature in turn
+                # would copy the table's vectors once per feature.
                 vectors = [
-                    torch.cat([v, values * scale.to(v.dtype)], dim=-1)
-                    for v, scale in zip(vectors, scales)
+                    torch.cat([v, *(f * scales[i].to(v.dtype) for f, scales in fixed)], dim=-1)
+                    for i, v in enumerate(vectors)
                 ]
             length = ids.shape[1]
         else:

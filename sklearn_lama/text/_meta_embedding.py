@@ -2,6 +2,7 @@
 
 import time
 from collections import Counter
+from itertools import chain
 from numbers import Integral
 
 import numpy as np
@@ -13,7 +14,7 @@ from ..utils._persistence import register
 from ..utils._sklearn_compat import _BaseComposition
 from ..utils._state import PortableState
 from ._sequences import N_RESERVED, OOV_ID
-from ._text import build_analyzer, check_documents
+from ._text import build_batch_tokenizer, check_documents, iter_token_lists
 from ._vectorizer import TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin, progress_sink
 
 __all__ = ["MetaEmbeddingTransformer"]
@@ -185,8 +186,8 @@ class MetaEmbeddingTransformer(
         documents = check_documents(raw_documents, self.encoding, "raw_documents")
         if not documents:
             raise ValueError("raw_documents is empty: fit needs at least one document.")
-        tokenize = build_analyzer(self)
-        counts = Counter(token for doc in documents for token in tokenize(doc))
+        split = build_batch_tokenizer(self)
+        counts = Counter(chain.from_iterable(iter_token_lists(documents, split)))
         words = sorted(
             (w for w, c in counts.items() if c >= self.min_count), key=lambda w: (-counts[w], w)
         )

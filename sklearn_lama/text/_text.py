@@ -1,8 +1,8 @@
 """Validation and tokenisation of raw documents, shared by the text transformers."""
 
 import re
-from array import array
 from collections.abc import Iterable
+from itertools import chain, islice, repeat
 
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer
@@ -93,20 +93,123 @@ def build_analyzer(transformer):
         raise ValueError(f"token_pattern {transformer.token_pattern!r}: {exc}") from None
 
 
-def encode_documents(documents, tokenize, vocabulary, discard_oov, max_len):
+# The token_pattern of the text transformers by default: every maximal run of
+# word characters, and every other non-space character on its own.
+DEFAULT_TOKEN_PATTERN = r"(?u)\b\w+\b|[^\w\s]"
+# Documents tokenised and encoded at a time: bounds the memory a stream of
+# documents takes, and makes the per-call work of a batch small per document.
+BATCH_DOCUMENTS = 1024
+# Joins the documents of a batch; a batch that holds it falls back to the regex.
+_SEPARATOR = "\0"
+
+
+def _alone(character):
+    """Whether ``character`` is a token on its own: neither a word nor a space character.
+
+    Word and space characters are those of ``re``'s ``\\w`` and ``\\s`` on
+    ``str`` (alphanumeric or ``_``; ``str.isspace``), the ones
+    :data:`DEFAULT_TOKEN_PATTERN` reads.
+    """
+    return not (character.isalnum() or character == "_" or character.isspace())
+
+
+_ASCII_ALONE = [c for c in map(chr, range(128)) if _alone(c) and c != _SEPARATOR]
+
+
+def _split_default(documents, lowercase):
+    """The tokens of :data:`DEFAULT_TOKEN_PATTERN` in each document, or None.
+
+    The batch is joined, lower-cased, given spaces around each character
+    that is a token on its own (``str.replace`` per ASCII character present,
+    ``str.translate`` for the others) and split, by string methods instead
+    of a regular expression per document: the same tokens as the pattern's
+    ``findall``. ``None`` when a document holds the separator.
+    """
+    text = _SEPARATOR.join(documents)
+    if text.count(_SEPARATOR) != len(documents) - 1:
+        return None
+    if lowercase:
+        text = text.lower()
+    for character in _ASCII_ALONE:
+        if character in text:
+            text = text.replace(character, f" {character} ")
+    parts = text.split(_SEPARATOR)
+    wide = [i for i, part in enumerate(parts) if not part.isascii()]
+    if wide:
+        characters = set().union(*(parts[i] for i in wide))
+        table = {ord(c): f" {c} " for c in characters if c > "\x7f" and _alone(c)}
+        for i in wide:
+            parts[i] = parts[i].translate(table)
+    return [part.split() for part in parts]
+
+
+def build_batch_tokenizer(transformer):
+    """Return the function mapping a list of documents to the list of their tokens.
+
+    The same tokens as :func:`build_analyzer`'s function applied to each
+    document. With the default tokenisation (:data:`DEFAULT_TOKEN_PATTERN`,
+    no ``tokenizer``, ``preprocessor``, ``strip_accents`` or ``stop_words``)
+    a batch is split at once by string methods (:func:`_split_default`),
+    several times faster than the regular expression.
+    """
+    analyze = build_analyzer(transformer)
+    default = (
+        transformer.token_pattern == DEFAULT_TOKEN_PATTERN
+        and transformer.tokenizer is None
+        and transformer.preprocessor is None
+        and transformer.strip_accents is None
+        and transformer.stop_words is None
+    )
+    lowercase = transformer.lowercase
+
+    def split(documents):
+        tokens = _split_default(documents, lowercase) if default and documents else None
+        return [analyze(doc) for doc in documents] if tokens is None else tokens
+
+    return split
+
+
+def iter_token_lists(documents, split):
+    """Yield the tokens of each document of ``documents``, split in batches by ``split``.
+
+    ``split`` is a function of :func:`build_batch_tokenizer`; documents are
+    read :data:`BATCH_DOCUMENTS` at a time.
+    """
+    documents = iter(documents)
+    while batch := list(islice(documents, BATCH_DOCUMENTS)):
+        yield from split(batch)
+
+
+def encode_documents(documents, split, vocabulary, discard_oov, max_len):
     """Map documents to ragged token ids: one flat ``int32`` array plus offsets.
 
-    Words outside ``vocabulary`` become the OOV id, or are dropped with
-    ``discard_oov``; documents are cut to ``max_len`` ids. Memory is linear in
-    the number of tokens.
+    ``split`` tokenises a list of documents (:func:`build_batch_tokenizer`);
+    words outside ``vocabulary`` become the OOV id, or are dropped with
+    ``discard_oov``; documents are cut to ``max_len`` ids. Documents are read
+    :data:`BATCH_DOCUMENTS` at a time and each batch is looked up in one
+    pass, so memory is linear in the number of tokens.
     """
-    ids = array("i")
-    offsets = array("q", [0])
-    for doc in documents:
-        doc_ids = [vocabulary.get(token, OOV_ID) for token in tokenize(doc)]
+    ids, lengths = [np.zeros(0, np.int32)], [np.zeros(0, np.int64)]
+    documents = iter(documents)
+    get = vocabulary.get
+    while batch := list(islice(documents, BATCH_DOCUMENTS)):
+        tokens = split(batch)
+        counts = np.fromiter(map(len, tokens), np.int64, len(tokens))
+        flat = np.fromiter(
+            map(get, chain.from_iterable(tokens), repeat(OOV_ID)), np.int32, int(counts.sum())
+        )
+        owner = np.repeat(np.arange(len(tokens)), counts)
         if discard_oov:
-            doc_ids = [i for i in doc_ids if i != OOV_ID]
-        ids.extend(doc_ids[:max_len])
-        offsets.append(len(ids))
-    flat = np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, np.int32)
-    return flat, np.frombuffer(offsets, dtype=np.int64)
+            keep = flat != OOV_ID
+            flat, owner = flat[keep], owner[keep]
+            counts = np.bincount(owner, minlength=len(tokens)).astype(np.int64)
+        if max_len is not None:
+            starts = np.cumsum(counts) - counts
+            keep = np.arange(len(flat)) - starts[owner] < max_len
+            flat = flat[keep]
+            counts = np.minimum(counts, max_len)
+        ids.append(flat)
+        lengths.append(counts)
+    offsets = np.zeros(sum(map(len, lengths)) + 1, np.int64)
+    np.cumsum(np.concatenate(lengths), out=offsets[1:])
+    return np.concatenate(ids), offsets

@@ -17,7 +17,13 @@ from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._state import PortableState
 from ._pretrained import locate
 from ._sequences import N_RESERVED, OOV_ID, TokenSequences
-from ._text import build_analyzer, check_documents, encode_documents, iter_documents
+from ._text import (
+    build_batch_tokenizer,
+    check_documents,
+    encode_documents,
+    iter_documents,
+    iter_token_lists,
+)
 from ._vector_files import FORMATS
 
 __all__ = ["Word2VecVectorizer"]
@@ -200,10 +206,10 @@ class DocumentEncoderMixin:
             table(s), shared, not copied.
         """
         check_is_fitted(self)
-        tokenize = build_analyzer(self)
+        split = build_batch_tokenizer(self)
         documents = iter_documents(raw_documents, self.encoding, "raw_documents")
         ids, offsets = encode_documents(
-            documents, tokenize, self.vocabulary_, self.oov == "discard", self.max_len
+            documents, split, self.vocabulary_, self.oov == "discard", self.max_len
         )
         return TokenSequences(
             ids, offsets, self._tables(), self.vocabulary_id_, self._pretrained_tables()
@@ -455,8 +461,7 @@ class Word2VecVectorizer(PortableState, DocumentEncoderMixin, TransformerMixin, 
 
     def _tokenize_all(self, raw_documents, param):
         documents = check_documents(raw_documents, self.encoding, param)
-        tokenize = build_analyzer(self)
-        return [list(tokenize(doc)) for doc in documents]
+        return list(iter_token_lists(documents, build_batch_tokenizer(self)))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, raw_documents, y=None):
