@@ -272,13 +272,13 @@ def run(cfg, threads, corpora, log):
                 r = run_cell(
                     "benchmarks.cost:cell",
                     threads,
-                    dict(
-                        corpus=corpus,
-                        model=model,
-                        threads=threads,
+                    {
+                        "corpus": corpus,
+                        "model": model,
+                        "threads": threads,
                         **cfg,
-                        **(dict(count_docs=0, profile_docs=0) if long else {}),
-                    ),
+                        **({"count_docs": 0, "profile_docs": 0} if long else {}),
+                    },
                     timeout=LONG_LIMIT_S if long else None,
                 )
             r.update(corpus=corpus_name(corpus), model=model)
