@@ -59,6 +59,8 @@ def _measure(name, args, out_dir):
         payload = scaling.run_length(scaling.LENGTH[args.size], args.threads, log)
     else:
         cfg = dict(part.SIZES[args.size])
+        if args.jobs and "jobs" in cfg:
+            cfg["jobs"] = args.jobs
         if args.reuse:
             cfg["reuse"] = os.path.join(args.reuse, part.NAME + ".json")
         if args.model:
@@ -168,6 +170,13 @@ def main(argv=None):
         "--out-dir",
         default=None,
         help="default: benchmarks/results (full) or benchmarks/results/quick (quick)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="accuracy and the selection parts: cells at a time (default: the size's, "
+        "one per core for the full accuracy run)",
     )
     p.add_argument(
         "--reuse",
