@@ -147,7 +147,8 @@ def run(cfg, threads, corpora, log):
         r.update({k: kwargs[k] for k in ("model", "seed", "previous")})
         r.update(corpus=corpus_name(kwargs["corpus"]))
     return {
-        "name": NAME,
+        # A run on other corpora than the default ones does not overwrite their results.
+        "name": NAME if corpora == DEFAULT_CORPORA else "-".join([NAME, *map(corpus_name, corpora)]),
         "config": {**cfg, "corpora": corpora, "previous_defaults": PREVIOUS},
         "results": rows,
     }
