@@ -148,7 +148,7 @@ def run(cfg, threads, corpora, log):
         r.update(corpus=corpus_name(kwargs["corpus"]))
     return {
         # A run on other corpora than the default ones does not overwrite their results.
-        "name": NAME if corpora == DEFAULT_CORPORA else "-".join([NAME, *map(corpus_name, corpora)]),
+        "name": "-".join([NAME, *([] if corpora == DEFAULT_CORPORA else map(corpus_name, corpora))]),
         "config": {**cfg, "corpora": corpora, "previous_defaults": PREVIOUS},
         "results": rows,
     }
