@@ -146,9 +146,11 @@ def run(cfg, threads, corpora, log):
     for kwargs, r in zip(cells, rows):
         r.update({k: kwargs[k] for k in ("model", "seed", "previous")})
         r.update(corpus=corpus_name(kwargs["corpus"]))
+    # A run on other corpora than the default ones does not overwrite their results.
+    others = [] if corpora == DEFAULT_CORPORA else [corpus_name(c) for c in corpora]
+    name = "-".join([NAME, *others])
     return {
-        # A run on other corpora than the default ones does not overwrite their results.
-        "name": "-".join([NAME, *([] if corpora == DEFAULT_CORPORA else map(corpus_name, corpora))]),
+        "name": name,
         "config": {**cfg, "corpora": corpora, "previous_defaults": PREVIOUS},
         "results": rows,
     }
