@@ -405,7 +405,7 @@ def render(payload):
                     for r in ours
                 ],
             )
-    profiled = [r for r in rows if "profile" in r]
+    profiled = [r for r in rows if r.get("profile")]
     for r in profiled[: len(OURS)]:
         rep.text(
             f"Profile of one epoch, {SHORT[r['model']]} on {r['corpus']} "
