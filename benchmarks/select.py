@@ -161,13 +161,18 @@ def _previous(path):
     return previous
 
 
-def _mean(rows, corpus, model, candidate):
-    acc = [
-        r["accuracy"]
+def _cells(rows, corpus, model, candidate):
+    """The rows of ``candidate`` of ``model`` on ``corpus`` that did not fail."""
+    return [
+        r
         for r in rows
         if (r["corpus"], r["model"], r["candidate"]) == (corpus, model, candidate)
         and "error" not in r
     ]
+
+
+def _mean(rows, corpus, model, candidate):
+    acc = [r["accuracy"] for r in _cells(rows, corpus, model, candidate)]
     return float(np.mean(acc)) if acc else float("nan")
 
 

@@ -24,7 +24,7 @@ they are installed.
 import numpy as np
 
 from ._data import corpus_name
-from .select import _cv, _key, _mean
+from .select import _cells, _cv, _key, _mean
 from .select import render as _select_render
 from .speed import TOLERANCE, _word2vec
 
@@ -86,12 +86,7 @@ DEFAULT_CORPORA = ["mr", "r8"]
 
 
 def _cpu(rows, corpus, model, candidate):
-    cpu = [
-        r["fit_cpu_s"]
-        for r in rows
-        if (r["corpus"], r["model"], _key(r["candidate"])) == (corpus, model, _key(candidate))
-        and "error" not in r
-    ]
+    cpu = [r["fit_cpu_s"] for r in _cells(rows, corpus, model, candidate)]
     return float(np.mean(cpu)) if cpu else float("inf")
 
 
@@ -210,20 +205,24 @@ def run(cfg, threads, corpora, log):
         by_name = {corpus_name(c): c for c in corpora}
         return _cv(by_name[corpus], jobs, cfg, threads, log)
 
+    def with_base(chosen):
+        """``(model, candidate)`` of each model's base and ``chosen[model]`` (once if the same)."""
+        return [
+            (m, dict(key))
+            for m in cfg["models"]
+            for key in dict.fromkeys(map(_key, ({}, chosen[m])))
+        ]
+
     chosen, picks = {}, {}
     for m in cfg["models"]:
         chosen[m], picks[m] = choose(m, rows, name, levers[m], log, lambda j: cv_on(name, j))
-    confirm = [
-        (m, dict(key)) for m in cfg["models"] for key in dict.fromkeys(map(_key, ({}, chosen[m])))
-    ]
+    confirm = with_base(chosen)
     for corpus in corpora[1:]:
         rows += _cv(corpus, confirm, cfg, threads, log)
     names = [corpus_name(c) for c in corpora]
     for m in cfg["models"]:
         chosen[m] = hold_on(m, rows, names, chosen[m], picks[m], log, cv_on)
-    confirm = [
-        (m, dict(key)) for m in cfg["models"] for key in dict.fromkeys(map(_key, ({}, chosen[m])))
-    ]
+    confirm = with_base(chosen)
     if cfg["pretrained"]:
         rows += _cv_pretrained(selection, confirm, cfg, threads, log)
     return {

@@ -169,14 +169,20 @@ def build_batch_tokenizer(transformer):
     return split
 
 
+def _batches(documents):
+    """Lists of at most :data:`BATCH_DOCUMENTS` consecutive documents of ``documents``."""
+    documents = iter(documents)
+    while batch := list(islice(documents, BATCH_DOCUMENTS)):
+        yield batch
+
+
 def iter_token_lists(documents, split):
     """Yield the tokens of each document of ``documents``, split in batches by ``split``.
 
     ``split`` is a function of :func:`build_batch_tokenizer`; documents are
     read :data:`BATCH_DOCUMENTS` at a time.
     """
-    documents = iter(documents)
-    while batch := list(islice(documents, BATCH_DOCUMENTS)):
+    for batch in _batches(documents):
         yield from split(batch)
 
 
@@ -190,9 +196,8 @@ def encode_documents(documents, split, vocabulary, discard_oov, max_len):
     pass, so memory is linear in the number of tokens.
     """
     ids, lengths = [np.zeros(0, np.int32)], [np.zeros(0, np.int64)]
-    documents = iter(documents)
     get = vocabulary.get
-    while batch := list(islice(documents, BATCH_DOCUMENTS)):
+    for batch in _batches(documents):
         tokens = split(batch)
         counts = np.fromiter(map(len, tokens), np.int64, len(tokens))
         flat = np.fromiter(

@@ -138,6 +138,7 @@ class WeightAveraging(Callback):
         self.average_ = None
         self.trained_ = None
         self.parameters_ = None
+        self.update_ = None
         return self
 
     def _trainable(self, net):
@@ -146,6 +147,8 @@ class WeightAveraging(Callback):
     def on_train_begin(self, net, **kwargs):
         self.parameters_ = [p.detach() for p in self._trainable(net)]
         self.average_ = [p.clone() for p in self.parameters_]
+        # torch's fused update of all the averages: the same lerp as a loop of them.
+        self.update_ = get_ema_multi_avg_fn(self.decay)
         self.trained_ = None
 
     def on_epoch_begin(self, net, **kwargs):
@@ -161,8 +164,7 @@ class WeightAveraging(Callback):
 
     def on_batch_end(self, net, training=False, **kwargs):
         if training:
-            # torch's fused update of all the averages: the same lerp as a loop of them.
-            get_ema_multi_avg_fn(self.decay)(self.average_, self.parameters_, None)
+            self.update_(self.average_, self.parameters_, None)
 
     def on_epoch_end(self, net, **kwargs):
         # Without validation batches the epoch's end is the first place to swap.
@@ -172,7 +174,7 @@ class WeightAveraging(Callback):
         if self.average_ is not None:
             self._swap_in(net)
         # The copies are not part of the model: a pickled estimator stays its size.
-        self.average_ = self.trained_ = self.parameters_ = None
+        self.average_ = self.trained_ = self.parameters_ = self.update_ = None
 
     def _swap_in(self, net):
         """Put the average into the network, keeping the trained weights aside."""
