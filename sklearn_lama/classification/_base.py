@@ -1,10 +1,10 @@
 """The base class of the classifiers: parameters, ``fit`` and prediction.
 
 A concrete classifier documents its parameters in its docstring, extends
-this class's ``_parameter_constraints`` with its own and builds its torch core
-in ``_build_core``; this class runs the rest. ``X``
-takes one path through the modules, in order: :mod:`._inputs` validates it
-and reads it through the adapter of its kind into batches
+this class's ``_parameter_constraints`` with its own and builds its torch
+core in ``_build_core``; this class runs the rest. ``X`` takes one path
+through the modules, in order: :mod:`._inputs` validates it and reads it
+through the adapter of its kind into batches
 (:mod:`..training._batching`), which also gives the training view;
 :mod:`..training._net` trains the net on it, :mod:`..training._inference` runs the
 fitted net over them.

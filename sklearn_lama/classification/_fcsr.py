@@ -62,8 +62,8 @@ class FCSRClassifier(BaseSequenceClassifier):
     freeze_embeddings : bool, default=False
         Keep the embedding tables fixed instead of fine-tuning them.
     embedding_dropout : float, default=0.0
-        Dropout on the token vectors while training (the
-        paper has none: 0; the results page compares other values).
+        Dropout on the token vectors while training (the paper has none: 0; the
+        results page compares other values).
     nb_unigram_weight : float, default=0.0
         Weight of the Naive Bayes features of single tokens, appended to every
         token vector when ``X`` comes with embedding tables (the vectorizers'
@@ -160,12 +160,12 @@ class FCSRClassifier(BaseSequenceClassifier):
         w1}`` per label, ``{label: weight}`` per task.
     calibration : {"temperature"} or None, default=None
         ``"temperature"`` divides the logits by temperatures fitted, after
-        training, to minimise the log-loss of the validation split that
-        ``fit`` holds out (temperature scaling, reference [4]): one for a label per document,
-        one for all labels of an indicator matrix, one per task. It changes
-        ``predict_proba`` only, never ``predict`` (a positive temperature
-        keeps every argmax and every sign); ``decision_function`` stays the
-        network's raw scores. It needs the held-out split, so
+        training, to minimise the log-loss of the validation split that ``fit``
+        holds out (temperature scaling, reference [4]): one for a label per
+        document, one for all labels of an indicator matrix, one per task. It
+        changes ``predict_proba`` only, never ``predict`` (a positive
+        temperature keeps every argmax and every sign); ``decision_function``
+        stays the network's raw scores. It needs the held-out split, so
         ``early_stopping=True`` and enough documents, else ``fit`` raises a
         ValueError before training; ``partial_fit`` holds nothing out and
         resets ``temperature_`` to ``None``.
