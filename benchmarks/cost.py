@@ -523,7 +523,7 @@ def size_cell(corpus, model, n_docs, threads, overrides):
 def run_size(cfg, threads, corpora, log):
     corpus = (corpora or ["mr"])[0]
     rows = []
-    for model in OURS:
+    for model in cfg.get("models") or OURS:
         for n in cfg["n_docs"]:
             r = run_cell(
                 "benchmarks.cost:size_cell",
