@@ -1,6 +1,11 @@
-"""Command line of the suite.
+"""Command line of the suite: ``python -m benchmarks [PART ...] [options]``.
 
-``python -m benchmarks [PART ...] --size quick|full``, the parts named in ``PARTS``.
+Every part measures one question on the shared harness and writes
+``<name>.json`` (every measurement and the configuration), ``<name>.rst`` (the
+tables the docs include) and ``<name>.png`` to the output folder, stamped with
+the date, machine, versions, commit and load. ``equivalence`` is the one
+same-results check between two versions: ``python -m benchmarks equivalence
+--help``.
 """
 
 import argparse
@@ -10,43 +15,32 @@ import os
 import sys
 import time
 
-from . import (
-    accuracy,
-    cost,
-    explain,
-    export,
-    multilabel,
-    params,
-    peers,
-    pretrained_select,
-    runtime,
-    scaling,
-    select,
-    speed,
-    speed_select,
-    targets,
-    translation,
-)
+from . import accuracy, cost, explain, export, gpu, multilabel, params, select, translation
 from ._env import ROOT, stamp
 from ._report import write
 
 PARTS = {
     "params": params,
-    "runtime": runtime,
-    "peers": peers,
     "accuracy": accuracy,
-    "scaling": scaling,
-    "targets": targets,
+    "cost": cost,
+    "select": select,
     "translation": translation,
     "multilabel": multilabel,
-    "cost": cost,
-    "speed": speed,
-    "select": select,
-    "speed-select": speed_select,
-    "pretrained-select": pretrained_select,
     "export": export,
     "explain": explain,
+    "gpu": gpu,
 }
+# A run without parts runs these; the GPU part runs when named.
+DEFAULT = [name for name in PARTS if name != "gpu"]
+
+
+def _part_of(stem):
+    """The part whose results file is ``<stem>.json``."""
+    for part in PARTS.values():
+        names = getattr(part, "STEMS", (part.NAME,))
+        if any(stem == n or stem.startswith(n + "-") for n in names):
+            return part
+    return None
 
 
 def _measure(name, args, out_dir):
@@ -54,18 +48,13 @@ def _measure(name, args, out_dir):
     print(f"== {name} ({args.size}) ==", flush=True)
     meta = stamp(args.size, args.threads)
     start = time.perf_counter()
-    log = lambda msg: print("  " + msg, flush=True)  # noqa: E731
-    if getattr(args, "length", False) and part is scaling:
-        payload = scaling.run_length(scaling.LENGTH[args.size], args.threads, log)
-    else:
-        cfg = dict(part.SIZES[args.size])
-        if args.jobs and "jobs" in cfg:
-            cfg["jobs"] = args.jobs
-        if args.reuse:
-            cfg["reuse"] = os.path.join(args.reuse, part.NAME + ".json")
-        if args.model:
-            cfg["models"] = args.model
-        payload = part.run(cfg, args.threads, args.corpus, log)
+    cfg = dict(part.SIZES[args.size])
+    for option in ("jobs", "reuse", "grid", "section"):
+        if getattr(args, option):
+            cfg[option] = getattr(args, option)
+    if args.model:
+        cfg["models"] = args.model
+    payload = part.run(cfg, args.threads, args.corpus, lambda msg: print("  " + msg, flush=True))
     meta.update(
         wall_s=time.perf_counter() - start,
         loadavg_end=round(os.getloadavg()[0], 2),
@@ -76,26 +65,25 @@ def _measure(name, args, out_dir):
 
 
 def _write(part, meta, payload, out_dir):
-    length = part is scaling and payload["name"].endswith("-length")
-    report, plot = (scaling.render_length if length else part.render)(payload)
+    report, plot = part.render(payload)
     for path in write(report, meta, payload, plot, out_dir):
         print("  wrote " + os.path.relpath(path, ROOT))
 
 
 def _render_again(names, out_dir):
-    """Rewrite the Markdown, rst and PNG of the results in ``out_dir`` (after a change of wording).
-
-    The plots are drawn again too.
-    """
-    by_stem = {PARTS[n].NAME: PARTS[n] for n in names}
+    """Rewrite the rst and PNG of the JSON results in ``out_dir`` of the parts ``names``."""
     for path in sorted(glob.glob(os.path.join(out_dir, "*.json"))):
         stem = os.path.basename(path)[: -len(".json")]
-        part = by_stem.get(stem, by_stem.get(stem.split("-")[0]))
-        if part is not None:
-            with open(path) as fh:
-                payload = json.load(fh)
-            payload.setdefault("name", stem)
+        part = _part_of(stem)
+        if part is None or part not in [PARTS[n] for n in names]:
+            continue
+        with open(path) as fh:
+            payload = json.load(fh)
+        payload.setdefault("name", stem)
+        try:
             _write(part, payload.pop("meta"), payload, out_dir)
+        except KeyError as exc:  # a result in the layout of an earlier version of its part
+            print(f"  {stem}: not rendered, an earlier layout (no {exc})")
 
 
 def _join(names, dirs, out_dir):
@@ -108,7 +96,6 @@ def _join(names, dirs, out_dir):
     for d in dirs:
         with open(os.path.join(d, part.NAME + ".json")) as fh:
             payloads.append(json.load(fh))
-    payload = part.join(payloads)
     meta = dict(payloads[0]["meta"])
     meta.update(
         date=max(p["meta"]["date"] for p in payloads),
@@ -118,22 +105,22 @@ def _join(names, dirs, out_dir):
         git_commit=" / ".join(dict.fromkeys(p["meta"]["git_commit"] for p in payloads)),
         command="python -m benchmarks " + " ".join(sys.argv[1:]),
     )
-    _write(part, meta, payload, out_dir)
+    _write(part, meta, part.join(payloads), out_dir)
 
 
-def main(argv=None):
+def parser():
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     p.add_argument(
         "parts",
         nargs="*",
         metavar="part",
-        help=f"parts to run, among {', '.join(PARTS)} (default: all, in that order)",
+        help=f"among {', '.join(PARTS)} (default: all but gpu, in that order)",
     )
     p.add_argument(
         "--size",
         choices=["quick", "full"],
         default="quick",
-        help="quick: minutes, for checking the suite; full: the committed results",
+        help="quick: minutes, checks the suite (its numbers are not results); full: the results",
     )
     p.add_argument(
         "--threads",
@@ -147,24 +134,32 @@ def main(argv=None):
         action="append",
         default=None,
         metavar="NAME_OR_PATH",
-        help="peers and scaling: 'r8', 'mr', a directory with train.jsonl[.gz] and "
-        "test.jsonl[.gz], or one .jsonl[.gz] file (split 80/20); repeatable "
-        "(default: r8 and mr for peers, mr for scaling)",
+        help="'r8', 'mr', 'r8-long', a directory with train.jsonl[.gz] and test.jsonl[.gz], "
+        "or one .jsonl[.gz] file (split 80/20); repeatable (default: the part's)",
     )
     p.add_argument(
         "--model",
         action="append",
         default=None,
         metavar="NAME",
-        help="cost, accuracy, speed and select: only these pipelines ('lama', 'fcsr', "
-        "'duo'; for cost and accuracy also the peers 'tfidf_lr', 'fasttext'); repeatable "
-        "(default: every one the part measures)",
+        help="only these pipelines ('lama', 'fcsr', 'duo'; for cost and accuracy also "
+        "'lama-glove', ..., and the peers 'tfidf_lr', 'fasttext'); repeatable",
     )
     p.add_argument(
-        "--length",
-        action="store_true",
-        help="scaling: fit cost per token of R8 documents joined to 500-20,000 tokens, "
-        "instead of the corpus-size scan",
+        "--section",
+        choices=list(cost.SECTIONS),
+        default=None,
+        help="cost: pipelines (default: where each default pipeline's fit and prediction "
+        "time goes), corpus-size (fit against the corpus's size), doc-length (fit per token "
+        "against the documents' length), paper-length (a training step against the length, "
+        "LAMA, FCSR vs a Transformer, LAMA paper §5.2)",
+    )
+    p.add_argument(
+        "--grid",
+        choices=list(select.GRIDS),
+        default=None,
+        help="select: the candidates (default: defaults; pretrained: on GloVe 6B 50d; "
+        "speed: cheaper training settings)",
     )
     p.add_argument(
         "--out-dir",
@@ -175,46 +170,53 @@ def main(argv=None):
         "--jobs",
         type=int,
         default=None,
-        help="accuracy and the selection parts: cells at a time (default: the size's, "
-        "one per core for the full accuracy run)",
+        help="accuracy, select: cells at a time (default: the size's)",
     )
     p.add_argument(
         "--reuse",
         default=None,
         metavar="DIR",
-        help="select, pretrained-select, speed-select: take the CV cells (corpus, model, "
-        "candidate, fold) that the part's JSON in DIR measured instead of fitting them again",
+        help="select: take the CV cells that the grid's JSON in DIR measured instead of "
+        "fitting them again",
     )
     p.add_argument(
         "--render-only",
         action="store_true",
-        help="measure nothing: rewrite the .md, .rst and .png of the JSON results in the "
-        "output folder",
+        help="measure nothing: rewrite the .rst and .png of the JSON results in the output folder",
     )
     p.add_argument(
         "--join",
         action="append",
         default=None,
         metavar="DIR",
-        help="measure nothing: write one report of the part (multilabel) from the JSON "
-        "results of its runs in these folders (e.g. one run per --model); repeatable",
+        help="measure nothing: one report of the part (multilabel) from the JSON results of "
+        "its runs in these folders (e.g. one run per --model); repeatable",
     )
+    return p
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["equivalence"]:
+        from . import equivalence
+
+        return equivalence.main(argv[1:])
+    p = parser()
     args = p.parse_args(argv)
     unknown = set(args.parts) - set(PARTS)
     if unknown:
         p.error(f"unknown part(s) {', '.join(sorted(unknown))}; choose among {', '.join(PARTS)}")
-    names = args.parts or list(PARTS)
+    names = args.parts or DEFAULT
     out_dir = args.out_dir or os.path.join(
         ROOT, "benchmarks", "results", *(["quick"] if args.size == "quick" else [])
     )
     if args.render_only:
         _render_again(names, out_dir)
-        return
-    if args.join:
+    elif args.join:
         _join(names, args.join, out_dir)
-        return
-    for name in names:
-        _measure(name, args, out_dir)
+    else:
+        for name in names:
+            _measure(name, args, out_dir)
 
 
 if __name__ == "__main__":

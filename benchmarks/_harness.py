@@ -127,48 +127,6 @@ def run_cells(target, threads, kwargs_list, jobs=1, done=None):
         return list(pool.map(one, kwargs_list))
 
 
-def experiment_parser(doc):
-    """The command line of a stand-alone experiment driver: ``--jobs`` and ``--out-dir``."""
-    import argparse
-
-    p = argparse.ArgumentParser(description=doc.splitlines()[0])
-    p.add_argument("--jobs", type=int, default=2, help="cells at a time (default 2)")
-    p.add_argument("--out-dir", default=os.path.join(ROOT, "benchmarks", "results"))
-    return p
-
-
-def run_experiment(name, target, kwargs_list, jobs, out_dir, markdown):
-    """Run a driver's cells (one torch thread each); write ``<name>.{json,md}`` in ``out_dir``.
-
-    Each row is a cell's result with its arguments; ``markdown(meta, rows)``
-    gives the report. Stops with the failed rows if any cell failed, before
-    writing anything.
-    """
-    from ._env import stamp
-
-    meta = stamp("full", 1)
-    start = time.perf_counter()
-    results = run_cells(
-        target, 1, kwargs_list, jobs=jobs, done=lambda k, r: print(f"  {k}: {r}", flush=True)
-    )
-    rows = [dict(r, **k) for k, r in zip(kwargs_list, results)]
-    failed = [r for r in rows if "error" in r]
-    if failed:
-        raise SystemExit(f"cells failed: {failed}")
-    meta.update(
-        wall_s=time.perf_counter() - start,
-        loadavg_end=round(os.getloadavg()[0], 2),
-        command=f"python -m benchmarks.{name.replace('-', '_')}",
-    )
-    os.makedirs(out_dir, exist_ok=True)
-    stem = os.path.join(out_dir, name)
-    with open(stem + ".json", "w") as fh:
-        json.dump({"meta": meta, "rows": rows}, fh, indent=1)
-    with open(stem + ".md", "w") as fh:
-        fh.write(markdown(meta, rows))
-    print(f"  wrote {stem}.json, {stem}.md")
-
-
 def worker_main(argv):
     """Entry point of the child process started by :func:`run_cell`."""
     import importlib

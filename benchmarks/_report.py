@@ -1,8 +1,7 @@
-"""Write one part's results: JSON (everything), Markdown and rst (tables), PNG (plot).
+"""Write one part's results: JSON (everything), reStructuredText (tables), PNG (plot).
 
-A report is a list of blocks (paragraphs, bullet lists, tables) rendered both
-as Markdown (for GitHub) and as reStructuredText (included by
-``docs/benchmarks.rst``), so the two never disagree.
+A report is a list of blocks (paragraphs, bullet lists, tables) rendered as
+reStructuredText, which the docs include and GitHub shows as it is.
 """
 
 import json
@@ -55,10 +54,6 @@ class Report:
                 out += table(*body) + [""]
         return "\n".join(out + tail)
 
-    def markdown(self, stamp_lines):
-        head = [f"# {self.title}", ""] + [f"- {line}" for line in stamp_lines] + [""]
-        return self._render(head, _markdown_table, [f"![{self.title}]({self.name}.png)", ""])
-
     def rst(self, stamp_lines):
         # Underlined with "-": included below the docs page's "=" title, this
         # becomes a section of that page rather than a page of its own.
@@ -66,13 +61,6 @@ class Report:
             [self.title, "-" * len(self.title), ""] + [f"- {line}" for line in stamp_lines] + [""]
         )
         return self._render(head, _rst_table, [])
-
-
-def _markdown_table(columns, rows):
-    return [
-        "| " + " | ".join(columns) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(columns) - 1)) + "|",
-    ] + ["| " + " | ".join(row) + " |" for row in rows]
 
 
 def _rst_table(columns, rows):
@@ -86,7 +74,7 @@ def _rst_table(columns, rows):
 
 
 def write(report, meta, payload, plot, out_dir):
-    """Write ``<name>.{json,md,rst,png}`` under ``out_dir``; return their paths.
+    """Write ``<name>.{json,rst,png}`` under ``out_dir``; return their paths.
 
     ``plot(fig)`` draws the part's figure; the stamp goes in its footer so a
     plot copied elsewhere still says where it was measured.
@@ -97,13 +85,10 @@ def write(report, meta, payload, plot, out_dir):
     stem = os.path.join(out_dir, report.name)
     with open(stem + ".json", "w") as fh:
         json.dump({"meta": meta, **payload}, fh, indent=1)
-    lines = describe(meta)
-    with open(stem + ".md", "w") as fh:
-        fh.write(report.markdown(lines))
     with open(stem + ".rst", "w") as fh:
-        fh.write(report.rst(lines))
+        fh.write(report.rst(describe(meta)))
     _figure(plot, meta, stem + ".png")
-    return [stem + ext for ext in (".json", ".md", ".rst", ".png")]
+    return [stem + ext for ext in (".json", ".rst", ".png")]
 
 
 def _figure(plot, meta, path):

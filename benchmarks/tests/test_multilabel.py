@@ -82,7 +82,7 @@ def test_multitask_target(joint_mr, joint_fit_s, verdict):
 
 def test_calibration_target_and_partial_results():
     report, _ = multilabel.render(_payload(0.78, 15.0))
-    text = report.markdown([])
+    text = report.rst([])
     # ECE 0.1 -> 0.04 at the same accuracy: halved; no CalibratedClassifierCV row yet.
     assert text.count("target (ECE at least halved, no accuracy cost) met") == 2
     assert "CalibratedClassifierCV (sigmoid" not in text

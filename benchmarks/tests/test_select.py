@@ -1,7 +1,7 @@
-"""The cost-aware choice of the ``speed-select`` part, on made-up CV rows."""
+"""The choices of the ``select`` part's rules, on made-up CV rows."""
 
-from benchmarks import speed_select
-from benchmarks.speed_select import GLOVE, TOLERANCE, choose, fastest_within, on_pretrained
+from benchmarks import select
+from benchmarks.select import GLOVE, MARGIN, TOLERANCE, by_cost, fastest_within, on_pretrained
 
 
 def test_pretrained_candidates_keep_only_the_levers_that_apply():
@@ -33,10 +33,9 @@ def _rows(model, table):
     ]
 
 
-def test_levers_are_combined_and_the_combination_kept_when_it_stays_close(monkeypatch):
+def test_levers_are_combined_and_the_combination_kept_when_it_stays_close():
     batch, vectors = {"batch_size": 128}, {"emb__epochs": 5}
     levers = [("base", {}), ("batch", batch), ("vectors", vectors)]
-    monkeypatch.setitem(speed_select.LEVERS, "lama", levers)
     rows = _rows("lama", [({}, 0.75, 10.0), (batch, 0.75, 5.0), (vectors, 0.749, 7.0)])
     tried = []
 
@@ -44,7 +43,7 @@ def test_levers_are_combined_and_the_combination_kept_when_it_stays_close(monkey
         tried.extend(jobs)
         return _rows("lama", [(jobs[0][1], 0.7495, 3.0)])
 
-    chosen, picks = choose("lama", rows, "mr", levers, lambda msg: None, cv_more)
+    chosen, picks = by_cost("lama", rows, "mr", levers, lambda msg: None, cv_more)
     assert tried == [("lama", {**batch, **vectors})]
     assert chosen == {**batch, **vectors}
     assert picks == [batch, vectors]
@@ -53,7 +52,7 @@ def test_levers_are_combined_and_the_combination_kept_when_it_stays_close(monkey
         return _rows("lama", [(jobs[0][1], 0.70, 3.0)])
 
     rows = _rows("lama", [({}, 0.75, 10.0), (batch, 0.75, 5.0), (vectors, 0.749, 7.0)])
-    assert choose("lama", rows, "mr", levers, lambda msg: None, worse)[0] == batch
+    assert by_cost("lama", rows, "mr", levers, lambda msg: None, worse)[0] == batch
 
 
 def _on(corpus, model, table):
@@ -75,7 +74,7 @@ def test_a_choice_that_fails_on_another_corpus_keeps_only_the_levers_that_hold()
         scores = {"r8": {"batch_size": 0.96, "emb__epochs": 0.94}, "mr": {"batch_size": 0.75}}
         return _on(corpus, "lama", [(c, scores[corpus][next(iter(c))]) for _, c in jobs])
 
-    chosen = speed_select.hold_on(
+    chosen = select.hold_on(
         "lama", rows, ["mr", "r8"], both, [batch, vectors], lambda m: None, cv_on
     )
     assert chosen == batch
@@ -96,7 +95,7 @@ def test_when_the_kept_levers_fail_together_the_fastest_one_that_holds_is_chosen
             for r in _on(corpus, "lama", [(c, 0.959) for _, c in jobs])
         ]
 
-    chosen = speed_select.hold_on(
+    chosen = select.hold_on(
         "lama", rows, ["mr", "r8"], both, [batch, patience], lambda m: None, cv_on
     )
     assert chosen == batch
@@ -111,4 +110,41 @@ def test_a_choice_that_holds_is_kept_without_more_fits():
     def cv_on(corpus, jobs):
         raise AssertionError("nothing more to fit")
 
-    assert speed_select.hold_on("lama", rows, ["mr", "r8"], both, [both], print, cv_on) == both
+    assert select.hold_on("lama", rows, ["mr", "r8"], both, [both], print, cv_on) == both
+
+
+def test_margin_rule_combines_the_levers_that_beat_the_base_and_keeps_the_base_otherwise(
+    monkeypatch,
+):
+    grid = {
+        "name": "g",
+        "base": {"lama": {"x": 0}},
+        "levers": {
+            "lama": [("reference", {"x": -1}), ("base", {}), ("a", {"a": 1}), ("b", {"b": 1})]
+        },
+    }
+    monkeypatch.setitem(select.GRIDS, "g", grid)
+    base, a, b = {"x": 0}, {"x": 0, "a": 1}, {"x": 0, "b": 1}
+    table = [({"x": -1}, 0.70, 1.0), (base, 0.75, 1.0), (a, 0.75 + 2 * MARGIN, 1.0)]
+    fitted = []
+
+    def cv_more(jobs):
+        fitted.extend(jobs)
+        return _rows("lama", [(jobs[0][1], 0.75 + 3 * MARGIN, 1.0)])
+
+    # Both levers beat the base by more than the margin: their combination is fitted and wins.
+    rows = _rows("lama", table + [(b, 0.75 + 2 * MARGIN, 1.0)])
+    assert select.by_margin("g", "lama", rows, "mr", None, cv_more) == {"x": 0, "a": 1, "b": 1}
+    assert fitted == [("lama", {"x": 0, "a": 1, "b": 1})]
+    # Gains within the margin leave the base.
+    rows = _rows(
+        "lama", [({"x": -1}, 0.70, 1.0), (base, 0.75, 1.0), (a, 0.754, 1.0), (b, 0.7, 1.0)]
+    )
+    assert select.by_margin("g", "lama", rows, "mr", None, cv_more) == base
+
+
+def test_every_grid_starts_each_model_with_its_base_or_reference_then_base():
+    for name, grid in select.GRIDS.items():
+        for model, levers in grid["levers"].items():
+            first = [lever for lever, _ in levers[:2]]
+            assert first in (["reference", "base"], ["base", "batch"]), (name, model)
