@@ -126,9 +126,10 @@ TRANSLATOR_PARAMETERS = {
         "early_stopping",
         description="""Hold out ``validation_fraction`` of the pairs (at random) and keep
         the weights of the epoch with the lowest validation loss, stopping
-        after ``patience`` epochs without improvement. Skipped when the
-        held-out share rounds to no pair. The subwords and word2vec vectors
-        are learned on the other pairs only.""",
+        after ``patience`` epochs without improvement. Skipped, by the rule
+        of every estimator of the package, when fewer than 10 pairs would be
+        held out or fewer than 2 left to train on. The subwords and word2vec
+        vectors are learned on the other pairs only.""",
     ),
     "validation_fraction": _shared(
         "validation_fraction", description="""Share of the pairs held out for early stopping."""
