@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
+from skorch.callbacks import Callback
 
 from ..modules import DuoTranslationModule
 from ..text._sequences import TokenSequences
@@ -100,7 +101,7 @@ class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
     vocabulary_id_ : str or None
         The vocabulary of a :class:`TokenSequences` source (else ``None``).
     best_epoch_ : int
-        The epoch whose weights the translator holds (``None`` during ``fit``).
+        The epoch whose weights the translator holds.
     n_parameters_ : int
         Parameters of the network.
     checkpoint_path_ : str or None
@@ -360,7 +361,10 @@ class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
                 make_net=self._make_net,
                 split=split,
                 previous=previous,
-                callbacks=[schedule_callback(self.warmup_steps, steps)],
+                callbacks=[
+                    schedule_callback(self.warmup_steps, steps),
+                    _OnTrainBegin(self._translate_with),
+                ],
                 checkpoint=checkpoint,
                 save=save,
             )
@@ -377,6 +381,10 @@ class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
                 stacklevel=3,
             )
         return self
+
+    def _translate_with(self, net):
+        """Translate with ``net``: the net in training, so that callbacks may translate."""
+        self.net_ = net
 
     def _training_config(self):
         """The :class:`~sklearn_lama.training._config.TrainingConfig` of the current parameters."""
@@ -566,6 +574,16 @@ class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
         )
         self.best_epoch_ = int(state["best_epoch"])
         self.n_parameters_ = sum(p.numel() for p in self.net_.module_.parameters())
+
+
+class _OnTrainBegin(Callback):
+    """A skorch callback that hands the net to ``begin(net)`` when training begins."""
+
+    def __init__(self, begin):
+        self.begin = begin
+
+    def on_train_begin(self, net, **kwargs):
+        self.begin(net)
 
 
 def _data_arrays(data):
