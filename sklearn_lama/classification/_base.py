@@ -5,8 +5,9 @@ builds its torch core in ``_build_core``; this class runs the rest. ``X``
 takes one path through the modules, in order: :mod:`._inputs` validates it
 and reads it through the adapter of its kind into batches
 (:mod:`..training._batching`), which also gives the training view;
-:mod:`..training._net` trains the net on it, :mod:`..training._inference` runs the
-fitted net over them.
+``fit`` hands that view, the hold-out split and the factories of the network
+and the net to :func:`..training._driver.train` in one call and keeps the net
+it returns; :mod:`..training._inference` runs the fitted net over the batches.
 """
 
 import warnings
