@@ -176,3 +176,67 @@ def test_the_architecture_page_names_existing_modules_and_every_subpackage():
     subpackages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
     absent = sorted(name for name in subpackages if f"``{name}/``" not in page)
     assert not absent, f"subpackages missing from the architecture page: {absent}"
+
+
+# ------------------------------------------------------ the training boundary
+def test_every_training_config_field_is_read_by_the_training_layer():
+    # A field no one in training/ reads is a side channel: the estimator's own
+    # attribute read elsewhere under the config's name, or a dead field.
+    import dataclasses
+
+    from sklearn_lama.training._config import TrainingConfig
+
+    read = set()
+    for path in TRAINING.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "config"
+            ):
+                read.add(node.attr)
+    fields = {field.name for field in dataclasses.fields(TrainingConfig)}
+    assert fields - read == set(), "TrainingConfig fields that no module of training/ reads"
+
+
+def _fitted_name(name):
+    return name.endswith("_") and not name.startswith("__")
+
+
+def _assigned_attributes(tree):
+    """``(line, object, attribute)`` of every attribute a module assigns, ``setattr`` included."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            while targets:
+                target = targets.pop()
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    targets.extend(target.elts)
+                elif isinstance(target, ast.Starred):
+                    targets.append(target.value)
+                elif isinstance(target, ast.Attribute):
+                    yield target.lineno, ast.unparse(target.value), target.attr
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", None) == "setattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+        ):
+            yield node.lineno, ast.unparse(node.args[0]), node.args[1].value
+
+
+def test_the_assignment_checker_sees_every_form():
+    source = "a.b_ = 1\nx.y_, *c.d_ = 1, 2\nsetattr(clf, 'net_', n)\nself.e_.f += 1\n"
+    found = {(owner, name) for _, owner, name in _assigned_attributes(ast.parse(source))}
+    assert found == {("a", "b_"), ("x", "y_"), ("c", "d_"), ("clf", "net_"), ("self.e_", "f")}
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_only_an_estimator_sets_its_fitted_attributes(path):
+    # Fitted attributes (scikit-learn's trailing "_") are set by the estimator's own
+    # methods, from what the layers below return: no recipe or driver writes them.
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for line, owner, name in _assigned_attributes(tree):
+        assert owner in {"self", "cls"} or not _fitted_name(name), (
+            f"{path.relative_to(PACKAGE)}:{line} sets {owner}.{name}"
+        )

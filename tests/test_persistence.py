@@ -732,14 +732,14 @@ def test_partial_fit_is_reproducible_and_continues_fit(sequences):
 
 # -------------------------------------------------------------- checkpoint
 def _count_writes(monkeypatch):
-    import sklearn_lama.classification._training as training
+    import sklearn_lama.classification._base as base
 
     writes = []
-    save = training.save_weights
+    save = base.save_state
     monkeypatch.setattr(
-        training,
-        "save_weights",
-        lambda estimator, path: writes.append(path) or save(estimator, path),
+        base,
+        "save_state",
+        lambda estimator, state, path: writes.append(path) or save(estimator, state, path),
     )
     return writes
 

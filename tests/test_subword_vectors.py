@@ -79,15 +79,15 @@ def _spy(monkeypatch, delay=0.0):
 def test_which_tables_start_from_word2vec(init, meta, sides, monkeypatch):
     calls = _spy(monkeypatch)
     mt = DuoTranslator(
-        **{**SMALL, "max_epochs": 1, "early_stopping": True, "validation_fraction": 0.25},
+        **{**SMALL, "max_epochs": 1, "early_stopping": True, "validation_fraction": 0.35},
         embedding_init=init,
         meta_embeddings=meta,
-    ).fit(EN, FR)
+    ).fit(EN * 2, FR * 2)
     module = mt.module_
     named = {id(module.tgt_embeddings): "tgt", id(module.src_embeddings): "src"}
     assert [named[id(c[0])] for c in calls] == sides
     # Only the training pairs, never the validation ones; a quarter of the random start's spread.
-    assert all(n == len(EN) - round(0.25 * len(EN)) for _, n, _ in calls)
+    assert all(n == 2 * len(EN) - int(np.ceil(0.35 * 2 * len(EN))) for _, n, _ in calls)
     assert all(std == pytest.approx(0.25 * SMALL["d_model"] ** -0.5) for *_, std in calls)
 
 

@@ -1,5 +1,6 @@
 """The training layer's pieces that all estimators share: time budget, epoch cuts, seq2seq net."""
 
+import dataclasses
 import math
 import warnings
 
@@ -9,11 +10,15 @@ import torch
 from skorch.callbacks import Callback
 from torch.nn import functional as F
 
-from sklearn_lama import DuoTranslator, LAMAClassifier
+from sklearn_lama import DuoTranslator, LAMAClassifier, load_weights
+from sklearn_lama.classification import _base
 from sklearn_lama.training import _net
 from sklearn_lama.training._batching import PairBatches
 from sklearn_lama.training._callbacks import EpochCut, TimeBudget, build_callbacks
+from sklearn_lama.training._driver import TrainingResult, train
 from sklearn_lama.training._seq2seq import transformer_schedule
+from sklearn_lama.training._splits import hold_out
+from sklearn_lama.utils._random import derive_seed
 
 from .test_translator import BRIEF, EN, FR
 
@@ -84,7 +89,7 @@ def test_validation_loss_is_unsmoothed_cross_entropy_per_target_token():
     mt = DuoTranslator(
         **{**BRIEF, "max_epochs": 1, "label_smoothing": 0.3, "early_stopping": True},
         callbacks=[_ValidationData()],
-        validation_fraction=0.25,
+        validation_fraction=0.35,  # 12 of the 32 pairs: at least the 10 of the rule
         max_batch_tokens=16,  # several validation batches of different sizes
     ).fit(EN * 2, FR * 2)
     net = mt.net_
@@ -125,3 +130,65 @@ def test_cpu_optimizer_step_is_fused_and_takes_the_unfused_step(optimizer, monke
     expected = plain.net_.module_.state_dict()
     for name, value in fused.net_.module_.state_dict().items():
         torch.testing.assert_close(value, expected[name], rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------- the training boundary
+def test_the_config_decides_the_hold_out():
+    config = _classifier(validation_fraction=0.1)._training_config()
+    strata = np.arange(200) % 2
+    assert len(hold_out(config, 200, 0).valid_rows) == 20
+    assert len(hold_out(config, 200, 0, strata).valid_rows) == 20
+    off = dataclasses.replace(config, early_stopping=False)
+    assert hold_out(off, 200, 0) is None and hold_out(off, 200, 0, strata) is None
+
+
+def test_fit_calls_the_driver_once_with_explicit_arguments(monkeypatch):
+    calls = []
+
+    def recording(*args, **kwargs):
+        calls.append((args, kwargs))
+        result = train(*args, **kwargs)
+        assert isinstance(result, TrainingResult)
+        return result
+
+    monkeypatch.setattr(_base, "train", recording)
+    clf = _classifier(max_epochs=2, early_stopping=False).fit(IDS, IDS_Y)
+    [(args, kwargs)] = calls
+    assert args[1] is not None and args[0] is not clf  # the data, never the estimator
+    assert kwargs["split"] is None and kwargs["config"].early_stopping is False
+    assert clf.n_epochs_ == len(clf.net_.history) == 2
+
+
+def test_the_estimator_gets_its_net_when_training_returns(tmp_path):
+    # The checkpoints write the model in training without it: the estimator
+    # sets its fitted attributes once, from what the driver returns.
+    class _HasNet(Callback):
+        def on_epoch_end(self, net, **kwargs):
+            seen.append(hasattr(clf, "net_"))
+
+    seen = []
+    path = tmp_path / "lama.safetensors"
+    clf = _classifier(max_epochs=2, early_stopping=False, checkpoint=path, callbacks=[_HasNet()])
+    clf.fit(IDS, IDS_Y)
+    assert seen == [False, False]
+    # Without validation every epoch is written: the file holds the final weights.
+    saved = load_weights(clf.checkpoint_path_)
+    np.testing.assert_array_equal(saved.predict_proba(IDS), clf.predict_proba(IDS))
+    assert saved.checkpoint_path_ == clf.checkpoint_path_ and saved.temperature_ is None
+
+
+@pytest.mark.parametrize("n_rows", [16, 40])
+def test_the_translator_and_the_classifiers_hold_out_by_one_rule(n_rows):
+    # 16 rows at 0.25 hold out 4, fewer than the rule's 10 (the translator used
+    # to early-stop on them); 40 rows hold out 10, the same rows for both.
+    params = {"early_stopping": True, "validation_fraction": 0.25, "max_epochs": 1}
+    mt = DuoTranslator(**{**BRIEF, **params}).fit((EN * 3)[:n_rows], (FR * 3)[:n_rows])
+    indicator = np.stack([IDS_Y, 1 - IDS_Y], axis=1)  # several labels: not stratified
+    clf = _classifier(**params).fit(IDS[:n_rows], indicator[:n_rows])
+    expected = hold_out(clf._training_config(), n_rows, derive_seed(0))
+    assert (expected is None) == (n_rows == 16)
+    for net in (mt.net_, clf.net_):
+        if expected is None:
+            assert net.train_split is None and "valid_loss" not in net.history[-1]
+        else:
+            assert sorted(net.train_split.valid_rows) == sorted(expected.valid_rows)

@@ -6,10 +6,12 @@ core in ``_build_core``; this class runs the rest. ``X`` takes one path
 through the modules, in order: :mod:`._inputs` validates it and reads it
 through the adapter of its kind into batches
 (:mod:`..training._batching`), which also gives the training view;
-:mod:`..training._net` trains the net on it, :mod:`..training._inference` runs the
-fitted net over them.
+``fit`` hands that view, the hold-out split and the factories of the network
+and the net to :func:`..training._driver.train` in one call and keeps the net
+it returns; :mod:`..training._inference` runs the fitted net over the batches.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,19 +20,27 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..modules import ConcatenateTables, SequenceNetwork
-from ..training._batching import BatchBudget
+from ..training._batching import BatchBudget, training_view
+from ..training._callbacks import averaging_decay, checkpoint_file
 from ..training._config import training_config
-from ..training._driver import restore_net, train
+from ..training._driver import continues, fitting, restore_net, train
 from ..training._inference import run_sorted
 from ..training._net import make_classifier_net, training_state
 from ..training._parameters import OPTIMIZERS, TRAINING_CONSTRAINTS
-from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
+from ..training._splits import hold_out
+from ..utils._persistence import save_state
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+)
 from ..utils._state import PortableState
 from ..utils._threads import resolve_threads, torch_threads
 from ._inputs import read_input, restore_adapter
 from ._nb_features import NaiveBayesColumns
-from ._targets import restore_target
-from ._training import ClassifierTraining
+from ._targets import learn_target, restore_target
 
 __all__ = ["BaseSequenceClassifier"]
 
@@ -96,8 +106,8 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
         """Refuse ``X`` that the model cannot batch within ``budget``."""
 
     # Padded tokens of a prediction batch on the CPU at most, within
-    # ``max_batch_tokens`` (None: no further limit): a model wide per token
-    # predicts faster when a batch's activations stay in the CPU's caches.
+    # ``max_batch_tokens`` (None: no further limit), so that a model wide per
+    # token keeps a batch's activations within the CPU's caches.
     _inference_tokens = None
 
     def _inference_budget(self, budget):
@@ -181,7 +191,7 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        return self._train(X, y, sample_weight, resume=self.warm_start)
+        return self._train(X, y, sample_weight, partial=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -212,24 +222,117 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        return self._train(X, y, sample_weight, classes=classes, resume=True, epochs=1)
+        return self._train(X, y, sample_weight, partial=True, classes=classes)
 
-    def _train(self, X, y, sample_weight, *, resume, classes=None, epochs=None):
-        """Fit from scratch, or continue training when ``resume`` and fitted.
+    def _train(self, X, y, sample_weight, *, partial, classes=None):
+        """Train: from scratch, or on from the fitted net (``warm_start``, ``partial_fit``).
 
-        ``epochs=None`` trains ``max_epochs`` epochs with the configured
-        validation split; an int trains that many epochs on all of ``X``
-        (``partial_fit``).
+        ``partial=False`` (``fit``) trains ``max_epochs`` epochs with the
+        configured validation split; ``partial=True`` (``partial_fit``) one
+        epoch on all of ``X``. ``X`` goes through the adapter of its kind
+        into batches, the training view of the batches, then
+        :func:`~sklearn_lama.training._driver.train`, which builds the network
+        over the adapter's lookup and trains it.
         """
         self._check_params()
-        resume = resume and hasattr(self, "net_")
-        if not resume and epochs is not None and classes is None:
+        config = self._training_config()
+        resume = continues(config, hasattr(self, "net_"), partial)
+        if not resume and partial and classes is None:
             raise ValueError(
                 "classes must be passed on the first call to partial_fit: every "
                 "label the estimator will see, e.g. classes=np.unique(y_all)."
             )
-        recipe = ClassifierTraining(self, X, y, sample_weight, classes, resume, epochs)
-        train(recipe, self._training_config(), epochs)
+        with fitting(config) as seed:
+            adapter, batches, y, budget = self._read(X, y, reset=not resume)
+            if sample_weight is not None:
+                sample_weight = _check_sample_weight(
+                    sample_weight,
+                    np.empty((len(y), 0)),
+                    dtype=np.float64,
+                    ensure_non_negative=True,
+                )
+            previous = None
+            if resume:
+                if classes is not None and not self.target_encoder_.same_classes(classes):
+                    raise ValueError(
+                        f"classes={classes!r} differs from the classes "
+                        f"of the first fit, {self.target_encoder_.describe_classes()}."
+                    )
+                previous = training_state(self.net_)
+            else:
+                self.target_encoder_ = learn_target(y, classes)
+                self.classes_ = self.target_encoder_.classes_
+                self.input_adapter_ = adapter
+            target = self.target_encoder_
+            y_encoded = target.encode(y)
+            view = training_view(
+                batches,
+                y_encoded,
+                sample_weight,
+                target.element_weights(y_encoded, self.class_weight),
+                target.batch_groups(y_encoded),
+            )
+            split = None if partial else hold_out(config, len(view), seed, target.strata(view.y))
+            if not partial and self.calibration is not None and split is None:
+                raise ValueError(
+                    f"calibration={self.calibration!r} fits on the validation split that fit "
+                    "holds out, and this fit holds none out: it needs early_stopping=True and "
+                    "enough documents (at least 5 held out per class, a validation_fraction "
+                    f"of {self.validation_fraction} of {len(view)} rows). Set calibration=None."
+                )
+            averaging = 0.0
+            if not partial and self.ema_horizon > 0:
+                n_train = len(view) if split is None else len(split.train_rows)
+                averaging = averaging_decay(self.ema_horizon, n_train, self.batch_size)
+            # The Naive Bayes ratios count the rows trained on, the held-out ones left out;
+            # a continued fit's network only needs the shapes (its weights are restored).
+            counted = None if resume else view if split is None else view.subset(split.train_rows)
+            checkpoint = checkpoint_file(
+                config, batches.ids, batches.offsets, batches.dense, y_encoded, sample_weight
+            )
+
+            def save(net, path):
+                # Checkpoints written while training hold the uncalibrated net.
+                save_state(self, self._fitted_state(net, None, checkpoint), path)
+
+            result = train(
+                view,
+                view.y,
+                config=config,
+                seed=seed,
+                build_module=lambda: (self._build_network(counted), 0.0),
+                make_net=self._make_net,
+                split=split,
+                previous=previous,
+                callbacks=self._extra_callbacks(),
+                averaging=averaging,
+                checkpoint=checkpoint,
+                save=save,
+                epochs=1 if partial else None,
+            )
+            temperature = None
+            if not partial and self.calibration is not None:
+                held_out = view.subset(split.valid_rows)
+                temperature = self._fit_temperatures(result.net, batches, budget, held_out)
+        self.net_ = result.net
+        self.n_epochs_ = result.n_epochs
+        self.checkpoint_path_ = checkpoint
+        self.temperature_ = temperature
+        if result.interrupted:
+            kept = (
+                "the weights of the finished epoch with the lowest validation loss "
+                "(the current weights if no epoch finished)"
+                if split is not None
+                else "the weights reached when it stopped"
+            )
+            method = "partial_fit" if partial else "fit"
+            warnings.warn(
+                f"{type(self).__name__}.{method} was interrupted (KeyboardInterrupt) "
+                f"during epoch {self.n_epochs_}; the estimator is usable and keeps "
+                f"{kept}; fit with warm_start=True continues from there.",
+                UserWarning,
+                stacklevel=3,
+            )
         return self
 
     def _training_config(self):
@@ -253,13 +356,13 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
             inference_batch_size=self.inference_batch_size,
         )
 
-    def _fit_temperatures(self, batches, budget, held_out):
-        """The target's temperatures, fitted on the logits of the held-out rows ``held_out``."""
+    def _fit_temperatures(self, net, batches, budget, held_out):
+        """The target's temperatures, fitted on ``net``'s logits of the held-out rows."""
         documents = np.unique(held_out.index)
         logits = self._collect_logits(
             batches,
             run_sorted(
-                self.net_,
+                net,
                 batches,
                 _forward_logits,
                 budget,
@@ -272,12 +375,20 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
     # -------------------------------------------------------- persistence
     def _export_state(self):
         """The fitted state as plain values and tensors, for :func:`~sklearn_lama.save_weights`."""
+        return self._fitted_state(self.net_, self.temperature_, self.checkpoint_path_)
+
+    def _fitted_state(self, net, temperature, checkpoint_path):
+        """The state of :meth:`_export_state`, of ``net``, ``temperature`` and ``checkpoint_path``.
+
+        A checkpoint written in training holds the net in training, before
+        the estimator's attributes are set.
+        """
         state = {
             "input": self.input_adapter_.export(),
             "target": self.target_encoder_.export(),
-            "temperature": None if self.temperature_ is None else self.temperature_.tolist(),
-            "checkpoint_path": self.checkpoint_path_,
-            **training_state(self.net_),
+            "temperature": None if temperature is None else temperature.tolist(),
+            "checkpoint_path": checkpoint_path,
+            **training_state(net),
         }
         if hasattr(self, "n_features_in_"):
             state["n_features_in"] = self.n_features_in_
@@ -319,9 +430,9 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
 
     def _collect_logits(self, batches, pairs):
         logits = np.full((len(batches), self.target_encoder_.n_outputs), np.nan)
-        # Each batch goes straight into the result: skorch's predict_proba keeps
-        # one small array per batch until the end, and on glibc those pin the
-        # heap between batches, so memory grew with the stream.
+        # Each batch goes straight into the result: one small array kept per
+        # batch until the end (as skorch's predict_proba keeps them) pins glibc's
+        # heap between batches, and memory would grow with the stream.
         for rows, out in pairs:
             logits[rows] = out.cpu().numpy()
         return logits

@@ -149,8 +149,10 @@ class LAMAClassifier(BaseSequenceClassifier):
         Hold out ``validation_fraction`` of the training data (stratified) and
         keep the weights of the epoch with the lowest validation loss, stopping
         after ``patience`` epochs without improvement. Skipped when the data are
-        too small for a useful stratified split (a class with one document, or
-        fewer than 5 held-out documents per class).
+        too small for a useful split: fewer than 5 held-out documents per class
+        (10 in all when several labels per document leave the split
+        unstratified), fewer documents left to train on than classes, or a
+        class with a single document.
     validation_fraction : float, default=0.1
         Share of the training data held out for early stopping.
     patience : int, default=1

@@ -18,6 +18,7 @@ __all__ = [
     "WeightsCheckpoint",
     "averaging_decay",
     "build_callbacks",
+    "checkpoint_file",
     "checkpoint_template",
     "fit_key",
 ]
@@ -206,8 +207,9 @@ class WeightsCheckpoint(Checkpoint):
     name (``{last_epoch[epoch]}`` and the other fields of skorch's
     templates); ``{fit}`` is replaced by :func:`fit_key`, which is inserted
     before the suffix when the path does not contain it, so that every fit of
-    a search writes its own file. ``save(path)`` writes the file: the whole
-    estimator in training, in the format of :func:`~sklearn_lama.save_weights`.
+    a search writes its own file. ``save(net, path)`` writes the file: the
+    whole estimator in training (``net`` the net it trains), in the format
+    of :func:`~sklearn_lama.save_weights`.
     """
 
     def __init__(self, save, f_weights, monitor="valid_loss_best", sink=_silent):
@@ -224,7 +226,7 @@ class WeightsCheckpoint(Checkpoint):
 
     def save_model(self, net):
         # skorch formats every ``f_*`` template, ``f_weights`` included.
-        self.save(self.get_formatted_files(net)["f_weights"])
+        self.save(net, self.get_formatted_files(net)["f_weights"])
 
 
 def checkpoint_template(path, key):
@@ -237,6 +239,18 @@ def checkpoint_template(path, key):
     return path.replace("{fit}", key)
 
 
+def checkpoint_file(config, *arrays):
+    """The checkpoint file template of the fit of ``config`` on ``arrays``, or ``None``.
+
+    ``None`` when ``config.checkpoint`` is ``None``; otherwise the path with
+    the fit's key (:func:`fit_key` of ``config`` and the training data
+    ``arrays``) in place of ``{fit}``.
+    """
+    if config.checkpoint is None:
+        return None
+    return checkpoint_template(config.checkpoint, fit_key(config, *arrays))
+
+
 def build_callbacks(config, split, checkpoint, save, extra, averaging=0.0, spent=0.0):
     """The net's callbacks: the user's, progress, averaging, checkpoint, early stopping, ``extra``.
 
@@ -245,7 +259,7 @@ def build_callbacks(config, split, checkpoint, save, extra, averaging=0.0, spent
     last callback, to which ``spent`` seconds of work before training
     already count); ``split`` is the net's ``train_split`` (``None``: no
     validation, hence no early stopping); ``checkpoint`` the file of the
-    checkpoints (``None``: none), which ``save(path)`` writes; ``extra`` are
+    checkpoints (``None``: none), which ``save(net, path)`` writes; ``extra`` are
     the model's own callbacks (e.g. a learning-rate schedule), before the
     budget. ``averaging`` is the per-step decay of the weight average
     (:class:`WeightAveraging`); 0 leaves it out.

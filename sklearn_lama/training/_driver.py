@@ -1,186 +1,188 @@
-"""The training driver: the one skeleton of every ``fit``, and the interface models plug into.
+"""The training driver: the one training loop of every estimator, called with explicit arguments.
 
-:func:`train` runs the steps every estimator's ``fit`` shares, in order:
-check the device, precision and checkpoint path; derive the seed; let the
-model prepare its data (:meth:`Recipe.prepare`); name the checkpoint file;
-seed and fork torch's random state; build the module (:meth:`Recipe.build_module`)
-and the net (:meth:`Recipe.make_net`); restore the previous training state
-when continuing; train; tell an interruption; the after-fit steps
-(:meth:`Recipe.finish`). A model supplies only what differs, as a
-:class:`Recipe`; the driver never sees the estimator, only the recipe and
-the :class:`~._config.TrainingConfig`.
+An estimator's ``fit`` enters :func:`fitting` (the configuration checked
+before any work, the estimator's torch threads, the fit's seed), prepares
+its data and the hold-out split itself, and calls :func:`train` once with
+everything the training needs: the data, the split, a factory of the
+module and one of the net, its own callbacks, the training state to
+continue from and a function that writes the model in training (the
+checkpoints). :func:`train` returns a :class:`TrainingResult`, from which
+the estimator sets its fitted attributes. The driver never sees the
+estimator.
 """
 
+import contextlib
 import dataclasses
-import warnings
 
 import torch
+from skorch.callbacks import EarlyStopping
 
 from ..utils._random import derive_seed
 from ..utils._threads import resolve_threads, torch_threads
-from ._callbacks import build_callbacks, checkpoint_template, fit_key
+from ._callbacks import build_callbacks, checkpoint_template
 from ._devices import check_device, check_precision, loading_device
 from ._net import restore_training_state
 
-__all__ = ["Recipe", "TrainingData", "restore_net", "train"]
+__all__ = ["TrainingResult", "continues", "fitting", "restore_net", "train"]
+
+
+@contextlib.contextmanager
+def fitting(config):
+    """The context of one fit; yields its seed.
+
+    Refuses a device, precision or checkpoint path of ``config`` (a
+    :class:`~._config.TrainingConfig`) that cannot work, before any work;
+    runs the fit with ``config.torch_threads``; draws the fit's seed from
+    ``config.random_state``.
+    """
+    check_precision(config.precision, check_device(config.device))
+    if config.checkpoint is not None:
+        checkpoint_template(config.checkpoint, "")
+    with torch_threads(resolve_threads(config.torch_threads)):
+        yield derive_seed(config.random_state)
+
+
+def continues(config, fitted, partial=False):
+    """Whether a fit continues training the fitted net instead of starting over.
+
+    It does when the estimator is ``fitted`` and it is a ``partial_fit``
+    (``partial``) or ``config.warm_start`` is set.
+    """
+    return fitted and (partial or config.warm_start)
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainingData:
-    """A model's prepared training data, as :meth:`Recipe.prepare` returns it.
+class TrainingResult:
+    """What :func:`train` returns.
 
     Attributes
+    ----------
+    net : skorch.NeuralNet
+        The trained net.
+    interrupted : bool
+        Whether the user interrupted training (``KeyboardInterrupt``); the
+        net then holds the weights early stopping kept, or those reached.
+    n_epochs : int
+        Epochs in the net's history, over every fit it continued.
+    best_epoch : int
+        The epoch whose weights the net holds: early stopping's best, or
+        the last.
+    """
+
+    net: object
+    interrupted: bool
+    n_epochs: int
+    best_epoch: int
+
+
+def train(
+    X,
+    y,
+    *,
+    config,
+    seed,
+    build_module,
+    make_net,
+    split=None,
+    previous=None,
+    callbacks=(),
+    averaging=0.0,
+    checkpoint=None,
+    save=None,
+    epochs=None,
+):
+    """Build a net and train it on ``X`` and ``y``.
+
+    Seeds torch (``seed`` plus the epochs already trained, under a forked
+    random state), builds the module and the net, restores ``previous``
+    and trains the net for ``epochs`` epochs.
+
+    Parameters
     ----------
     X, y : object
         What the net's ``partial_fit`` receives (``y`` may be ``None`` when
         ``X`` holds the targets).
-    split : callable or None
-        skorch's ``train_split``: the rows held out for validation, or
-        ``None`` for none.
-    key : tuple of ndarray or None
-        Arrays identifying the training data, for the checkpoint file name.
-    previous : dict or None
-        The training state to continue from (``training_state`` of the
-        fitted net), or ``None`` to start over.
+    config : TrainingConfig
+        The estimator's training parameters.
+    seed : int
+        The fit's seed (from :func:`fitting`).
+    build_module : callable
+        ``build_module() -> (module, spent)``: the torch module to train and
+        the seconds spent starting it, which count towards ``max_time``;
+        called with torch's random state seeded.
+    make_net : callable
+        ``make_net(module, config, split, callbacks, device)``: the
+        uninitialised skorch net, a factory of :mod:`._net` or
+        :mod:`._seq2seq`.
+    split : RowSplit or None, default=None
+        skorch's ``train_split`` (from :func:`~._splits.hold_out`); ``None``
+        validates nothing and so does not stop early.
+    previous : dict or None, default=None
+        The training state to continue from (:func:`~._net.training_state`
+        of the fitted net), or ``None`` to start over.
+    callbacks : list, default=()
+        The model's own callbacks (e.g. a learning-rate schedule), after
+        early stopping.
     averaging : float, default=0.0
         The per-step decay of a weight average
         (:class:`~._callbacks.WeightAveraging`); 0 averages nothing.
-    """
-
-    X: object
-    y: object
-    split: object
-    key: tuple
-    previous: object
-    averaging: float = 0.0
-
-
-class Recipe:
-    """What one model supplies to :func:`train`: its data, module and net.
-
-    A recipe belongs to one ``fit`` call of one estimator; its methods are
-    called in the order they are listed here. A subclass implements those
-    that raise ``NotImplementedError``; the others do nothing by default.
-    """
-
-    def prepare(self, seed):
-        """Read and check the training data and hold out the validation rows.
-
-        Parameters
-        ----------
-        seed : int
-            The fit's seed (for the hold-out split and anything else drawn
-            before training).
-
-        Returns
-        -------
-        data : TrainingData
-        """
-        raise NotImplementedError
-
-    def build_module(self, data, seed):
-        """The torch module to train, and the seconds spent starting it.
-
-        Called with torch's random state seeded. ``spent`` counts towards
-        ``max_time`` (e.g. starting vectors trained here).
-
-        Returns
-        -------
-        module : torch.nn.Module
-        spent : float
-        """
-        raise NotImplementedError
-
-    def callbacks(self, data):
-        """The model's own callbacks (e.g. a learning-rate schedule), after early stopping."""
-        return []
-
-    def make_net(self, module, config, split, callbacks, device):
-        """The uninitialised skorch net that trains ``module``: a factory of :mod:`._net`."""
-        raise NotImplementedError
-
-    def save(self, path):
-        """Write the model in training to ``path`` (the checkpoints)."""
-        raise NotImplementedError
-
-    def started(self, net, checkpoint_path):
-        """The net is built and about to train; ``checkpoint_path`` is its file or ``None``."""
-
-    def finish(self, net, data):
-        """The after-fit steps (e.g. calibration), once training ended."""
-
-    def interruption(self, net, data):
-        """The warning text when the user interrupted training."""
-        raise NotImplementedError
-
-
-def train(recipe, config, epochs=None):
-    """Run one fit: the shared skeleton, with ``recipe``'s steps.
-
-    Parameters
-    ----------
-    recipe : Recipe
-        The model's data, module and net.
-    config : TrainingConfig
-        The estimator's training parameters.
+    checkpoint : str or None, default=None
+        The checkpoint file template (:func:`~._callbacks.checkpoint_file`);
+        ``None`` writes no checkpoint.
+    save : callable or None, default=None
+        ``save(net, path)`` writes the model that ``net`` trains to
+        ``path`` (the checkpoints).
     epochs : int or None, default=None
         Epochs to train; ``None`` trains ``config.max_epochs``.
 
     Returns
     -------
-    net : skorch.NeuralNet
-        The trained net; ``net.interrupted_`` says whether the user
-        interrupted it (a warning was then issued).
+    result : TrainingResult
     """
     device = check_device(config.device)
-    check_precision(config.precision, device)
-    if config.checkpoint is not None:
-        # Refuses an unwritable path before any work.
-        checkpoint_template(config.checkpoint, "")
-    with torch_threads(resolve_threads(config.torch_threads)):
-        seed = derive_seed(config.random_state)
-        data = recipe.prepare(seed)
-        checkpoint_path = None
-        if config.checkpoint is not None:
-            checkpoint_path = checkpoint_template(config.checkpoint, fit_key(config, *data.key))
-        cuda_devices = [device] if device.type == "cuda" else []
-        with torch.random.fork_rng(devices=cuda_devices):
-            # Continued training draws new batches and dropout masks: the seed
-            # moves on with the number of epochs already trained.
-            done = 0 if data.previous is None else len(data.previous["history"])
-            torch.manual_seed(seed + done)
-            module, spent = recipe.build_module(data, seed)
-            callbacks = build_callbacks(
-                config,
-                data.split,
-                checkpoint_path,
-                recipe.save,
-                recipe.callbacks(data),
-                data.averaging,
-                spent,
-            )
-            net = recipe.make_net(module, config, data.split, callbacks, device)
-            net.initialize()
-            if data.previous is not None:
-                restore_training_state(net, data.previous, config.owner)
-            recipe.started(net, checkpoint_path)
-            net.partial_fit(data.X, data.y, epochs=epochs or config.max_epochs)
-        recipe.finish(net, data)
-    if net.interrupted_:
-        # The caller of the estimator's fit: train <- the estimator's method <- user.
-        warnings.warn(recipe.interruption(net, data), UserWarning, stacklevel=4)
-    return net
+    cuda_devices = [device] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=cuda_devices):
+        # Continued training draws new batches and dropout masks: the seed
+        # moves on with the number of epochs already trained.
+        done = 0 if previous is None else len(previous["history"])
+        torch.manual_seed(seed + done)
+        module, spent = build_module()
+        net = make_net(
+            module,
+            config,
+            split,
+            build_callbacks(config, split, checkpoint, save, list(callbacks), averaging, spent),
+            device,
+        )
+        net.initialize()
+        if previous is not None:
+            restore_training_state(net, previous, config.owner)
+        net.partial_fit(X, y, epochs=epochs or config.max_epochs)
+    return TrainingResult(
+        net=net,
+        interrupted=net.interrupted_,
+        n_epochs=len(net.history),
+        best_epoch=_kept_epoch(net),
+    )
+
+
+def _kept_epoch(net):
+    """The epoch whose weights ``net`` holds after training: early stopping's best, or the last."""
+    for _, callback in net.callbacks_:
+        if isinstance(callback, EarlyStopping) and callback.best_epoch_:
+            return int(callback.best_epoch_)
+    return int(net.history[-1, "epoch"])
 
 
 def restore_net(build_module, make_net, config, state):
     """The net of a loaded model, holding the saved training ``state``, ready to predict.
 
     ``build_module()`` builds the module of the model's current parameters
-    and ``make_net`` is the model's :meth:`Recipe.make_net`. The net runs on
-    the estimator's device, or on the CPU (with a warning) where that is
-    missing. Building draws initial weights, which the state replaces: torch's
-    random state is forked, so loading leaves the caller's random numbers as
-    they were.
+    and ``make_net`` is the net factory the model trains with (see
+    :func:`train`). The net runs on the estimator's device, or on the CPU
+    (with a warning) where that is missing. Building draws initial weights,
+    which the state replaces: torch's random state is forked, so loading
+    leaves the caller's random numbers as they were.
     """
     device = loading_device(config.device, config.owner)
     with torch.random.fork_rng(devices=[]):

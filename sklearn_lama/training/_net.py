@@ -15,8 +15,8 @@ from ._devices import run_precision, to_device
 from ._parameters import OPTIMIZERS, PRECISIONS
 
 # Devices whose optimizer step runs as one fused kernel per parameter: the same
-# update, up to float rounding, without a loop of small ops over the embedding
-# table on every step (on the CPU the unfused Adam step costs as much as a batch).
+# update, up to float rounding, without a loop of small ops over every parameter
+# (the embedding table above all) at every step.
 _FUSED_DEVICES = ("cpu", "cuda")
 
 __all__ = [

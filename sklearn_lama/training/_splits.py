@@ -1,12 +1,13 @@
-"""Hold-out splits of the training rows, drawn once before training."""
+"""The hold-out rule of every estimator: the validation rows, drawn once before training."""
 
 import numpy as np
 from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from torch.utils.data import Subset
 
-__all__ = ["HoldOut", "RowSplit", "train_split"]
+__all__ = ["HoldOut", "RowSplit", "hold_out"]
 
 
+# A held-out set of fewer rows per class picks its "best" epoch by chance.
 _MIN_VALID_PER_CLASS = 5
 
 
@@ -51,30 +52,50 @@ class HoldOut(RowSplit):
             super().__init__(*next(splitter.split(np.zeros(len(strata)), strata)))
 
 
-def train_split(strata, validation_fraction, seed, n_rows=None):
-    """The :class:`HoldOut` split, or ``None`` when the data are too small.
+def hold_out(config, n_rows, seed, strata=None):
+    """The rows a fit holds out for early stopping: a :class:`HoldOut`, or ``None``.
 
-    ``strata`` are the rows' classes to stratify on, or ``None`` for an
-    unstratified split of ``n_rows`` rows (then held out when there are at
-    least ``2 * 5`` held-out rows).
+    The one rule of every estimator. With ``config.early_stopping``,
+    ``ceil(config.validation_fraction * n_rows)`` rows are held out, drawn
+    with ``seed``: stratified on ``strata`` when given (one class per row),
+    uniformly otherwise (several labels per document, sentence pairs). No
+    rows are held out (``None``: no early stopping) without
+    ``config.early_stopping``, or when the data are too small for a useful
+    split: fewer than 5 held-out rows per class or fewer rows to train on
+    than classes, where an unstratified split counts as two classes (at
+    least 10 held-out rows and 2 to train on); stratified, also when a
+    class has a single row.
+
+    Parameters
+    ----------
+    config : TrainingConfig
+        The fit's training parameters (``early_stopping``, ``validation_fraction``).
+    n_rows : int
+        Rows of the training data.
+    seed : int
+        The fit's seed.
+    strata : ndarray of int of shape (n_rows,) or None, default=None
+        The rows' classes to stratify on.
+
+    Returns
+    -------
+    split : HoldOut or None
     """
+    if not config.early_stopping:
+        return None
+    fraction = config.validation_fraction
+    n_valid = int(np.ceil(fraction * n_rows))
     if strata is None:
-        n_valid = int(np.ceil(validation_fraction * n_rows))
-        if n_valid < 2 * _MIN_VALID_PER_CLASS or n_rows - n_valid < 2:
-            return None
-        return HoldOut(None, validation_fraction, seed, n_rows)
-    y = strata
-    n_valid = int(np.ceil(validation_fraction * len(y)))
-    counts = np.bincount(y)
-    n_classes = np.count_nonzero(counts)
-    # A stratified split needs every class twice and room for each class on
-    # both sides, and a held-out set of a few documents per class picks its
-    # "best" epoch by chance; on smaller data early stopping is skipped
-    # (documented).
+        n_classes, splittable = 2, True
+    else:
+        counts = np.bincount(strata)
+        n_classes = np.count_nonzero(counts)
+        # Stratifying needs every class on both sides.
+        splittable = counts[counts > 0].min() >= 2
     if (
-        counts[counts > 0].min() < 2
+        not splittable
         or n_valid < _MIN_VALID_PER_CLASS * n_classes
-        or len(y) - n_valid < n_classes
+        or n_rows - n_valid < n_classes
     ):
         return None
-    return HoldOut(y, validation_fraction, seed)
+    return HoldOut(strata, fraction, seed, n_rows)

@@ -9,29 +9,33 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
+from skorch.callbacks import Callback
 
 from ..modules import DuoTranslationModule
 from ..text._sequences import TokenSequences
+from ..training._batching import PairBatches
+from ..training._callbacks import checkpoint_file
 from ..training._config import training_config
-from ..training._driver import restore_net, train
+from ..training._driver import continues, fitting, restore_net, train
 from ..training._net import training_state
 from ..training._parameters import TRAINING_CONSTRAINTS
-from ..training._seq2seq import make_translation_net
-from ..training._splits import HoldOut
-from ..utils._persistence import register
+from ..training._seq2seq import make_translation_net, schedule_callback
+from ..training._splits import RowSplit, hold_out
+from ..utils._persistence import register, save_state
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ..utils._state import PortableState
+from ..utils._state import PortableState, proto_array
 from ..utils._threads import resolve_threads, torch_threads
 from ._decoding import beam_search, greedy_search
 from ._subword_vectors import start_from_word2vec
 from ._subwords import (
+    BOS_ID,
+    EOS_ID,
     SubwordModel,
     normalize_spaces,
     optional_import,
     protect_placeholders,
     restore_placeholders,
 )
-from ._training import TranslatorTraining
 
 __all__ = ["DuoTranslator"]
 
@@ -143,9 +147,10 @@ class DuoTranslator(PortableState, BaseEstimator):
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the pairs (at random) and keep
         the weights of the epoch with the lowest validation loss, stopping
-        after ``patience`` epochs without improvement. Skipped when the
-        held-out share rounds to no pair. The subwords and word2vec vectors
-        are learned on the other pairs only.
+        after ``patience`` epochs without improvement. Skipped, by the rule
+        of every estimator of the package, when fewer than 10 pairs would be
+        held out or fewer than 2 left to train on. The subwords and word2vec
+        vectors are learned on the other pairs only.
     validation_fraction : float, default=0.1
         Share of the pairs held out for early stopping.
     patience : int, default=3
@@ -226,7 +231,7 @@ class DuoTranslator(PortableState, BaseEstimator):
     vocabulary_id_ : str or None
         The vocabulary of a :class:`TokenSequences` source (else ``None``).
     best_epoch_ : int
-        The epoch whose weights the translator holds (``None`` during ``fit``).
+        The epoch whose weights the translator holds.
     n_parameters_ : int
         Parameters of the network.
     checkpoint_path_ : str or None
@@ -450,9 +455,86 @@ class DuoTranslator(PortableState, BaseEstimator):
     def _fit(self, X, y):
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads={self.n_heads} must divide d_model={self.d_model}.")
-        resume = self.warm_start and hasattr(self, "net_")
-        train(TranslatorTraining(self, X, y, resume), self._training_config())
+        config = self._training_config()
+        resume = continues(config, hasattr(self, "net_"))
+        with fitting(config) as seed:
+            X = self._check_X(X, fitted=resume)
+            y = self._check_pairs(X, y)
+            split = hold_out(config, len(y), seed)
+            train_rows = np.arange(len(y)) if split is None else np.sort(split.train_rows)
+            sources, slots = self._sources(X)
+            targets = [normalize_spaces(t) for t in y]
+            if slots is not None:
+                targets = [protect_placeholders(t, s)[0] for t, s in zip(targets, slots)]
+            previous = None
+            if resume:
+                previous = training_state(self.net_)
+            else:
+                self._learn_subwords(
+                    X, [sources[i] for i in train_rows], [targets[i] for i in train_rows]
+                )
+            src_ids = sources if slots is None else self.source_subwords_.encode(sources)
+            tgt_ids = self.target_subwords_.encode(targets)
+            pairs = PairBatches(
+                src_ids, [np.concatenate([[BOS_ID], t, [EOS_ID]]) for t in tgt_ids]
+            )
+            if split is not None:
+                # Validation batches of similar lengths: little padding.
+                valid = split.valid_rows
+                by_length = np.argsort(pairs.lengths[valid], kind="stable")
+                split = RowSplit(train_rows, valid[by_length])
+            tables = X.tables if isinstance(X, TokenSequences) else None
+            if resume:
+                # Only the shapes matter: the trained weights are restored.
+                src_vocab = self.module_.src_embeddings[0].num_embeddings
+            else:
+                src_vocab = len(self.source_subwords_) if tables is None else X.vocabulary_size
+
+            def build_module():
+                module = self._build_module(src_vocab, tables)
+                if resume:
+                    return module, 0.0
+                return module, self._start_embeddings(module, src_ids, tgt_ids, train_rows, seed)
+
+            checkpoint = checkpoint_file(config, *_data_arrays(X), *_data_arrays(y))
+
+            def save(net, path):
+                save_state(self, self._fitted_state(net, None, checkpoint), path)
+
+            steps = 0 if previous is None else _updates(previous["history"])
+            result = train(
+                pairs,
+                None,
+                config=config,
+                seed=seed,
+                build_module=build_module,
+                make_net=self._make_net,
+                split=split,
+                previous=previous,
+                callbacks=[
+                    schedule_callback(self.warmup_steps, steps),
+                    _OnTrainBegin(self._translate_with),
+                ],
+                checkpoint=checkpoint,
+                save=save,
+            )
+        self.net_ = result.net
+        self.checkpoint_path_ = checkpoint
+        self.best_epoch_ = result.best_epoch
+        self.n_parameters_ = sum(p.numel() for p in self.net_.module_.parameters())
+        if result.interrupted:
+            warnings.warn(
+                f"DuoTranslator.fit was interrupted (KeyboardInterrupt) during epoch "
+                f"{result.n_epochs}; the translator is usable and keeps the weights of epoch "
+                f"{self.best_epoch_}; fit with warm_start=True continues from there.",
+                UserWarning,
+                stacklevel=3,
+            )
         return self
+
+    def _translate_with(self, net):
+        """Translate with ``net``: the net in training, so that callbacks may translate."""
+        self.net_ = net
 
     def _training_config(self):
         """The :class:`~sklearn_lama.training._config.TrainingConfig` of the current parameters."""
@@ -463,15 +545,6 @@ class DuoTranslator(PortableState, BaseEstimator):
         return make_translation_net(
             module, config, split, callbacks, device, label_smoothing=self.label_smoothing
         )
-
-    def _hold_out(self, n_pairs, seed):
-        """Rows trained on (sorted) and held out for validation (``None`` without)."""
-        n_valid = round(self.validation_fraction * n_pairs) if self.early_stopping else 0
-        n_valid = min(n_valid, n_pairs - 1)
-        if n_valid <= 0:
-            return np.arange(n_pairs), None
-        split = HoldOut(None, n_valid, seed, n_pairs)
-        return np.sort(split.train_rows), split.valid_rows
 
     def _learn_subwords(self, X, train_sources, train_targets):
         if isinstance(X, TokenSequences):
@@ -605,18 +678,21 @@ class DuoTranslator(PortableState, BaseEstimator):
 
     def _export_state(self):
         """The fitted state for :func:`~sklearn_lama.save_weights`: plain values and arrays."""
+        return self._fitted_state(self.net_, self.best_epoch_, self.checkpoint_path_)
 
-        def proto(model):
-            return None if model is None else np.frombuffer(model.proto, dtype=np.uint8).copy()
+    def _fitted_state(self, net, best_epoch, checkpoint_path):
+        """The state of :meth:`_export_state`, of ``net``, ``best_epoch`` and ``checkpoint_path``.
 
+        A checkpoint written in training (``best_epoch=None``) holds the
+        weights of the epoch just ended.
+        """
         return {
-            "target_subwords": proto(self.target_subwords_),
-            "source_subwords": proto(self.source_subwords_),
+            "target_subwords": proto_array(self.target_subwords_),
+            "source_subwords": proto_array(self.source_subwords_),
             "vocabulary_id": self.vocabulary_id_,
-            # A checkpoint written in training holds the weights of the epoch just ended.
-            "best_epoch": self.best_epoch_ or len(self.net_.history),
-            "checkpoint_path": self.checkpoint_path_,
-            **training_state(self.net_),
+            "best_epoch": best_epoch or len(net.history),
+            "checkpoint_path": checkpoint_path,
+            **training_state(net),
         }
 
     def _import_state(self, state):
@@ -648,3 +724,27 @@ class DuoTranslator(PortableState, BaseEstimator):
         )
         self.best_epoch_ = int(state["best_epoch"])
         self.n_parameters_ = sum(p.numel() for p in self.net_.module_.parameters())
+
+
+class _OnTrainBegin(Callback):
+    """A skorch callback that hands the net to ``begin(net)`` when training begins."""
+
+    def __init__(self, begin):
+        self.begin = begin
+
+    def on_train_begin(self, net, **kwargs):
+        self.begin(net)
+
+
+def _data_arrays(data):
+    """Arrays holding ``data`` (a list of strings or a TokenSequences), for the fit's key."""
+    if isinstance(data, TokenSequences):
+        return data.ids, data.offsets
+    lengths = np.array([len(text) for text in data], dtype=np.int64)
+    text = "".join(data).encode("utf-8", "surrogatepass")
+    return lengths, np.frombuffer(text, dtype=np.uint8)
+
+
+def _updates(history):
+    """Training batches (updates) recorded in a net's history."""
+    return sum(1 for epoch in history for batch in epoch["batches"] if "train_loss" in batch)

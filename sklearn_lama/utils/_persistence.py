@@ -67,7 +67,14 @@ from sklearn.utils.validation import check_is_fitted
 from .._version import __version__
 from ._compatibility import IncompatibleFileError, check_readable, upgrade
 
-__all__ = ["check_writable", "load_weights", "register", "save_weights", "write_atomically"]
+__all__ = [
+    "check_writable",
+    "load_weights",
+    "register",
+    "save_state",
+    "save_weights",
+    "write_atomically",
+]
 
 FORMAT = "sklearn_lama.weights"
 FORMAT_VERSION = 3
@@ -165,8 +172,24 @@ def save_weights(estimator, path):
     array([False,  True])
     """
     check_writable(path, "path")
+    _write(_encode_fitted(estimator, "estimator"), path)
+
+
+def save_state(estimator, state, path):
+    """Save ``estimator``'s class and parameters with the fitted ``state`` (:func:`save_weights`).
+
+    For a model in training (the checkpoints): ``state`` is what the
+    estimator's ``_export_state()`` returns once it holds that model, and
+    :func:`load_weights` returns the estimator fitted with it.
+    """
+    check_writable(path, "path")
+    _write({**_encode_config(estimator), "state": state}, path)
+
+
+def _write(node, path):
+    """Write the encoded estimator ``node`` to ``path``: JSON metadata, tensors, a digest."""
     tensors = {}
-    tree = _to_json(_encode_fitted(estimator, "estimator"), "estimator", tensors)
+    tree = _to_json(node, "estimator", tensors)
     metadata = {
         "format": FORMAT,
         "format_version": str(FORMAT_VERSION),

@@ -19,14 +19,13 @@ import torch
 
 from .._version import __version__
 from ._compatibility import OLDEST_READABLE, check_readable, defaults, upgrade
-from ._persistence import _ESTIMATORS
+from ._persistence import _ESTIMATORS, _SCALARS
 
-__all__ = ["PortableState", "plain_state", "skops_trusted_types", "tensor_state"]
+__all__ = ["PortableState", "plain_state", "proto_array", "skops_trusted_types", "tensor_state"]
 
 # The keys of the pickled state that hold the release and the fitted state.
 VERSION_KEY = "_sklearn_lama_version"
 STATE_KEY = "_sklearn_lama_state"
-_SCALARS = (type(None), bool, int, float, str)
 
 
 class PortableState:
@@ -153,6 +152,11 @@ def plain_state(value, where):
     raise TypeError(f"{where} holds a {type(value).__name__}, which a pickled state cannot hold.")
 
 
+def proto_array(model):
+    """The serialised SentencePiece model ``model.proto`` as a uint8 array (``None``: ``None``)."""
+    return None if model is None else np.frombuffer(model.proto, dtype=np.uint8).copy()
+
+
 def tensor_state(value):
     """``value`` of :func:`plain_state` with every numeric numpy array as a tensor.
 
@@ -218,13 +222,10 @@ def _classifier_0_9(attributes):
 
 
 def _translator_0_9(attributes):
-    def proto(model):
-        return None if model is None else np.frombuffer(model.proto, dtype=np.uint8).copy()
-
     net = attributes["net_"]
     return {
-        "target_subwords": proto(attributes["target_subwords_"]),
-        "source_subwords": proto(attributes["source_subwords_"]),
+        "target_subwords": proto_array(attributes["target_subwords_"]),
+        "source_subwords": proto_array(attributes["source_subwords_"]),
         "vocabulary_id": attributes["vocabulary_id_"],
         "best_epoch": attributes["best_epoch_"] or len(net.history),
         "checkpoint_path": attributes["checkpoint_path_"],
