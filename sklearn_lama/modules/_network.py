@@ -203,31 +203,6 @@ class PairFeatures(NgramFeatures):
         super().__init__(keys, values, vocabulary_size, n=2, folds=folds)
 
 
-class UniformDropout(nn.Dropout):
-    """:class:`torch.nn.Dropout` whose mask compares uniform draws with ``p``.
-
-    The same distribution as ``nn.Dropout``: while training, each element is
-    kept independently with probability ``1 - p`` (to float32's resolution of
-    the uniform draw) and scaled by ``1 / (1 - p)``. The mask comes from
-    :func:`torch.rand` instead of ``bernoulli_``, a several times cheaper draw on
-    the CPU, so the random stream (not its distribution) differs from
-    ``nn.Dropout``'s. The draw is float32 whatever the input's dtype.
-
-    Parameters
-    ----------
-    p : float, default=0.5
-        Probability of zeroing an element.
-    """
-
-    def forward(self, x):
-        if not self.training or self.p == 0:
-            return x
-        if self.p == 1:
-            return x * 0
-        keep = torch.rand(x.shape, device=x.device).ge_(self.p)
-        return x * keep.mul_(1 / (1 - self.p)).to(x.dtype)
-
-
 class ConcatenateTables(nn.Module):
     """Hands the core one tensor: each token's vectors of all tables, joined.
 
@@ -276,8 +251,10 @@ class SequenceNetwork(nn.Module):
         (``None``) joins them into one tensor, :class:`TableStreams` hands the
         core one tensor per table (meta-embedding models).
     embedding_dropout : float, default=0.0
-        Dropout on the embedded token vectors while training, each table's
-        vectors separately (``UniformDropout``). Vectors fine-tuned on a
+        Dropout on the embedded token vectors while training
+        (:class:`torch.nn.Dropout`: each element, each table's separately,
+        zeroed with this probability, the rest scaled by ``1 / (1 - p)``).
+        Vectors fine-tuned on a
         few thousand documents otherwise memorise the training set within two
         or three epochs.
     token_features : NgramFeatures, default=None
@@ -318,7 +295,7 @@ class SequenceNetwork(nn.Module):
         self.lookups = nn.ModuleList(lookups)
         self.core = core
         self.combine = ConcatenateTables() if combine is None else combine
-        self.embedding_dropout = UniformDropout(embedding_dropout)
+        self.embedding_dropout = nn.Dropout(embedding_dropout)
         self.token_features = token_features
         self.pair_features = pair_features
         for name, features, scales in (
