@@ -350,3 +350,15 @@ def test_token_features_dense_table_and_block_search_match_the_full_search():
         assert torch.equal(features(ids), expected)
         # A batch too small to pay for the dense table searches; the same features.
         assert torch.equal(features(ids[:1, :1]), expected[:1, :1])
+
+
+def test_inference_batches_repeat_their_last_document_within_the_budget():
+    # The one gather of the dataset builds the repeated rows: a batch below min_rows repeats
+    # its last position, as far as the budget allows at the batch's width.
+    from sklearn_lama.training._batching import BatchBudget, BudgetBatchSampler
+
+    lengths = np.array([1, 2, 2, 3, 40, 70])
+    sampler = BudgetBatchSampler(lengths, 4, BatchBudget(100), min_rows=6)
+    assert sampler.ends == [4, 5, 6]
+    assert list(sampler) == [[0, 1, 2, 3, 3, 3], [4, 4], [5]]
+    assert list(BudgetBatchSampler(lengths, 4, BatchBudget(100))) == [[0, 1, 2, 3], [4], [5]]
