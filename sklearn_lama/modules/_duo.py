@@ -469,8 +469,8 @@ class DuoModule(nn.Module):
 
     def _head_weights(self, s, p, mask):
         """The weights of Eq. 1 and Eq. 2 over the encoded streams, each (B, T), 0 on padding."""
-        # A one-column matrix rather than a vector: onnxruntime's product with a
-        # vector was the slowest part of the exported graph; torch gives the same numbers.
+        # A one-column matrix rather than a vector keeps the exported graph on
+        # onnxruntime's matrix-product kernels; torch gives the same numbers.
         scores_s = (s @ self.w_s.unsqueeze(-1)).squeeze(-1)  # w^S S^T, (B, T)
         scores_p = (p @ self.w_p.unsqueeze(-1)).squeeze(-1)  # w^P P^T
         if self.attention_softmax:

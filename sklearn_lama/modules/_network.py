@@ -124,8 +124,9 @@ class NgramFeatures(nn.Module):
             grams = grams + (block * self.vocabulary_size**n).unsqueeze(1)
         elif not torch.jit.is_tracing():
             # Block 0 alone is read: a token reads its row of a dense table
-            # when a batch pays for building it (a search per token costs
-            # about as much as eight rows), a pair searches block 0's keys only.
+            # when the batch has enough tokens to pay for building it (a sorted
+            # search per token costs more than a row's copy), a pair searches
+            # block 0's keys only.
             if n == 1 and 8 * ids.numel() >= self.vocabulary_size:
                 return self.block_table()[ids]
             keys, values = keys[: self._block], values[: self._block]
