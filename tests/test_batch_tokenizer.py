@@ -1,9 +1,10 @@
-"""The batch tokeniser of the text transformers gives the tokens of scikit-learn's analyzer."""
+"""The text transformers' tokens are those of scikit-learn's word analyzer, read in batches."""
 
 import numpy as np
 import pytest
+from sklearn.feature_extraction.text import CountVectorizer
 
-from sklearn_lama import Word2VecVectorizer
+from sklearn_lama import MetaEmbeddingTransformer, Word2VecVectorizer
 from sklearn_lama.text import _text
 from sklearn_lama.text._text import (
     build_analyzer,
@@ -13,7 +14,7 @@ from sklearn_lama.text._text import (
 )
 
 # Characters of every kind the default pattern tells apart: ASCII letters,
-# digits and punctuation, the separator the batch is joined with, accented and
+# digits and punctuation, NUL, accented and
 # Greek letters (final sigma lower-cases by context), combining marks,
 # numerals outside 0-9, Unicode spaces and control characters read as spaces,
 # symbols, CJK and an astral character.
@@ -30,44 +31,39 @@ def _random_documents(seed, n=300):
     return ["".join(ALPHABET[i] for i in rng.integers(0, len(ALPHABET), size)) for size in lengths]
 
 
+def _sklearn_tokens(documents, **params):
+    """The tokens of scikit-learn's word analyzer, with the transformers' default pattern."""
+    params = {"token_pattern": Word2VecVectorizer().token_pattern, **params}
+    analyze = CountVectorizer(**params).build_analyzer()
+    return [analyze(doc) for doc in documents]
+
+
+@pytest.mark.parametrize("transformer", [Word2VecVectorizer, MetaEmbeddingTransformer])
 @pytest.mark.parametrize("lowercase", [True, False])
-@pytest.mark.parametrize("seed", range(5))
-def test_batch_tokenizer_matches_the_analyzer(seed, lowercase):
+@pytest.mark.parametrize("seed", range(3))
+def test_tokens_are_those_of_the_sklearn_analyzer(seed, lowercase, transformer):
     documents = _random_documents(seed)
-    vectorizer = Word2VecVectorizer(lowercase=lowercase)
-    analyze = build_analyzer(vectorizer)
-    expected = [analyze(doc) for doc in documents]
-    split = build_batch_tokenizer(vectorizer)
-    # Documents without the separator take the joined path; the rest fall back.
-    clean = [doc.replace("\x00", "") for doc in documents]
-    assert split(clean) == [analyze(doc) for doc in clean]
-    assert _text._split_default(clean, lowercase) is not None
-    assert any(_text._SEPARATOR in doc for doc in documents)
+    expected = _sklearn_tokens(documents, lowercase=lowercase)
+    # Upper-case sigma lower-cases to the final form at a word's end.
+    documents += ["ΟΔΟΣ", "ΣΑ", "x ΣΣ"]
+    expected += _sklearn_tokens(documents[-3:], lowercase=lowercase)
+    sources = ([],) if transformer is MetaEmbeddingTransformer else ()
+    split = build_batch_tokenizer(transformer(*sources, lowercase=lowercase))
     assert split(documents) == expected
     assert list(iter_token_lists(iter(documents), split)) == expected
 
 
-def test_batch_tokenizer_final_sigma_and_boundaries():
-    # Upper-case sigma lower-cases to the final form at a word's end: the
-    # joined batch must not make the next document's letters its context.
-    documents = ["ΟΔΟΣ", "Α", "ΣΑ", "", "x ΣΣ", "Σ"]
-    vectorizer = Word2VecVectorizer()
-    analyze = build_analyzer(vectorizer)
-    assert build_batch_tokenizer(vectorizer)(documents) == [analyze(d) for d in documents]
-
-
-def test_other_tokenisation_settings_use_the_analyzer():
-    documents = ["The Cat's hat, the CAT!", "an a-b c_d"]
+def test_other_tokenisation_settings_are_those_of_the_sklearn_analyzer():
+    documents = ["The Cat's hat, the CAT!", "an a-b c_d", "café naïve"]
     for params in (
         {"token_pattern": r"(?u)\b\w\w+\b"},
         {"stop_words": "english"},
         {"strip_accents": "ascii"},
-        {"tokenizer": str.split},
+        {"tokenizer": str.split, "token_pattern": None},
         {"preprocessor": str.upper},
     ):
-        vectorizer = Word2VecVectorizer(**params)
-        analyze = build_analyzer(vectorizer)
-        assert build_batch_tokenizer(vectorizer)(documents) == [analyze(d) for d in documents]
+        vectorizer = Word2VecVectorizer(**{k: v for k, v in params.items() if v is not None})
+        assert build_batch_tokenizer(vectorizer)(documents) == _sklearn_tokens(documents, **params)
 
 
 @pytest.mark.parametrize("discard_oov", [False, True])

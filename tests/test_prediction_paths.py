@@ -1,4 +1,7 @@
-"""The faster prediction paths give the predictions of the plain ones."""
+"""Every inference of a fitted network runs one computation: Duo's folded head where it folds."""
+
+import copy
+import math
 
 import numpy as np
 import pytest
@@ -12,8 +15,15 @@ from sklearn_lama import (
     Word2VecVectorizer,
 )
 from sklearn_lama.classification import _base
-from sklearn_lama.modules import _duo_folded
-from sklearn_lama.modules._duo_folded import FoldedDuo
+from sklearn_lama.modules import DuoModule, FoldedDuoHead
+
+# float32's unit roundoff.
+U = 2.0**-24
+
+
+def _gamma(n):
+    """Higham's gamma_n = n u / (1 - n u): the relative error bound of n roundings."""
+    return n * U / (1 - n * U)
 
 
 def _three_classes(toy_corpus):
@@ -34,6 +44,101 @@ def _tables(texts, n_tables):
     return MetaEmbeddingTransformer(sources, min_count=1).fit(texts)
 
 
+def _recorded_batches(monkeypatch):
+    """The ``(inputs, output)`` of every batch the estimators' inference computes."""
+    seen = []
+    run_sorted = _base.run_sorted
+
+    def recording(net, batches, compute, budget, **kwargs):
+        def keep(network, inputs):
+            output = compute(network, inputs)
+            seen.append((inputs, output))
+            return output
+
+        return run_sorted(net, batches, keep, budget, **kwargs)
+
+    monkeypatch.setattr(_base, "run_sorted", recording)
+    return seen
+
+
+def _rounding_bound(network, lengths, ids):
+    """Bound on ``|folded - plain|`` for each logit of a batch, both computed in float32.
+
+    Both computations evaluate, in another order, the same sum of products:
+    without encoder layers a logit is ``b_c + sum_j W^C_cj b^O_j + sum_j
+    sum_k sum_t W^C_cj W^O_jk alpha_t v_tk`` (Eq. 1-3; ``v_t`` a token's
+    vector of the stream that ``alpha`` pools, its feature columns products
+    ``f * scale``). Evaluated in float32 in any order with weights
+    ``alpha_hat``, a sum of products, each formed and accumulated through at
+    most ``n`` roundings, is within ``gamma_n * sum |products|`` of its exact
+    value (Higham, "Accuracy and Stability of Numerical Algorithms", §3.1):
+    a blocked or reordered sum (another CPU's kernels) changes which
+    roundings happen, not how many a product passes through. Here ``n = T +
+    W + d_ff + 10``: 4 products, ``T`` tokens pooled, ``W`` columns fused,
+    ``d_ff`` summed by the output layer, and a few sums of parts (table,
+    features, positions, biases) in the folded head.
+
+    The weights each computation uses differ from the exact ``alpha`` too.
+    A score ``w . v_t`` is a sum of ``W_stream + 8`` roundings at most, so it
+    is off by ``E_t <= gamma * sum_k |w_k v_tk|``. Without the softmax,
+    ``alpha_hat_t`` is the score itself: ``|alpha_hat_t - alpha_t| <= E_t``.
+    With it, a shift of every score by at most ``E`` moves each weight by a
+    factor within ``exp(+-2E)``, and float32's softmax adds, to first order
+    in ``u``, ``u Z`` (rounding the scores shifted by their maximum, ``Z``
+    the largest shift), ``2u`` (exp, one ulp) for a weight and for the
+    terms of its denominator, ``gamma_T`` (summing ``T`` positive terms) and
+    ``u`` (the division): ``|alpha_hat_t - alpha_t| <= rho alpha_t`` with
+    ``rho = (1 + eta) exp(2E) - 1``, ``eta = 2 (u Z + 2u) + gamma_(T+1) + u``.
+
+    Each computation is therefore within ``gamma_n sum_t (|alpha_t| +
+    d_t) R_tc + sum_t d_t R_tc + gamma_n B_c`` of the exact logit, with
+    ``d_t`` the bound on the weight's error, ``R_tc = sum_jk |W^C_cj|
+    |W^O_jk| |v_tk|`` and ``B_c = |b_c| + sum_j |W^C_cj| |b^O_j|``, all
+    computed here in float64 from the same weights; the two differ by at
+    most twice that.
+    """
+    network = copy.deepcopy(network).double().eval()
+    core = network.core
+    with torch.no_grad():
+        streams, mask = network.embed(lengths, ids=ids)
+        s, p = core._encode(streams[0], streams[-1], mask)
+        keep = mask.double()
+        n_tokens = ids.shape[1]
+        n = n_tokens + s.shape[-1] + p.shape[-1] + core.output.weight.shape[1] + 10
+        w_out, w_fusion = core.output.weight.abs(), core.fusion.weight.abs()
+        magnitude = w_out @ w_fusion  # (C, W_P + W_S), columns [a^P, a^S]
+        bias = torch.zeros(core.n_classes, dtype=torch.float64)
+        if core.fusion.bias is not None:
+            bias = bias + w_out @ core.fusion.bias.abs()
+        if core.output.bias is not None:
+            bias = bias + core.output.bias.abs()
+        bound = 2 * _gamma(n) * bias.expand(len(ids), -1)
+        # Eq. 1: scores on S pool P; Eq. 2: scores on P pool S.
+        for w, scored, pooled, columns in (
+            (core.w_s, s, p, magnitude[:, : p.shape[-1]]),
+            (core.w_p, p, s, magnitude[:, p.shape[-1] :]),
+        ):
+            scores = scored @ w
+            errors = _gamma(scored.shape[-1] + 8) * (scored.abs() @ w.abs()) * keep
+            terms = pooled.abs() @ columns.T  # R_tc, (B, T, C)
+            if core.attention_softmax:
+                alpha = torch.softmax(scores.masked_fill(~mask, -math.inf), -1).nan_to_num(0.0)
+                shift = (
+                    ((scores.masked_fill(~mask, -math.inf).amax(-1, keepdim=True) - scores) * keep)
+                    .nan_to_num(0.0)
+                    .amax(-1, keepdim=True)
+                )
+                eta = 2 * (U * shift + 2 * U) + _gamma(n_tokens + 1) + U
+                rho = (1 + eta) * torch.exp(2 * errors.amax(-1, keepdim=True)) - 1
+                weight_errors = rho * alpha
+            else:
+                alpha = scores * keep
+                weight_errors = errors
+            per_token = _gamma(n) * (alpha.abs() + weight_errors) + weight_errors
+            bound = bound + 2 * (per_token.unsqueeze(-1) * terms).sum(1)
+    return bound.float()
+
+
 @pytest.mark.parametrize(
     "n_tables, params",
     [
@@ -45,25 +150,149 @@ def _tables(texts, n_tables):
     ],
 )
 def test_folded_duo_gives_the_network_logits(toy_corpus, monkeypatch, n_tables, params):
+    # The estimator predicts through the folded head; DuoModule.forward on the token vectors
+    # gives the same function of the weights, summed in another order: they agree within the
+    # float32 rounding bound of _rounding_bound, whatever order a CPU's kernels sum in.
     texts, labels = _three_classes(toy_corpus)
     X = _tables(texts, n_tables).transform(texts)
     clf = DuoClassifier(d_ff=16, max_epochs=3, random_state=0, **params).fit(X, labels)
-    assert FoldedDuo.of(clf.net_.module_) is not None
-    folded = clf.decision_function(X), clf.predict_proba(X), clf.predict(X)
-    monkeypatch.setattr(_duo_folded.FoldedDuo, "of", classmethod(lambda cls, network: None))
-    plain = clf.decision_function(X), clf.predict_proba(X), clf.predict(X)
-    np.testing.assert_allclose(folded[0], plain[0], rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(folded[1], plain[1], rtol=1e-5, atol=1e-6)
-    np.testing.assert_array_equal(folded[2], plain[2])
+    network = clf.net_.module_
+    assert isinstance(network.core.fold(network.token_inputs()), FoldedDuoHead)
+    batches = _recorded_batches(monkeypatch)
+    logits = clf.decision_function(X)
+    assert len(batches) > 0
+    for inputs, folded in batches:
+        with torch.no_grad():
+            plain = network.classify(*network.embed(**inputs))[0]
+        bound = _rounding_bound(network, **inputs)
+        excess = (folded - plain).abs() - bound
+        assert (excess <= 0).all(), f"beyond the rounding bound by {excess.max().item():.3g}"
+    assert np.isfinite(logits).all()
 
 
 @pytest.mark.parametrize("params", [{"n_layers": 1, "n_heads": 2}, {"positions": "add"}])
-def test_folded_duo_leaves_what_it_does_not_cover(toy_corpus, params):
+def test_duo_without_a_fold_predicts_through_its_forward(toy_corpus, monkeypatch, params):
     texts, labels = toy_corpus
     X = _tables(texts, 2).transform(texts)
     clf = DuoClassifier(d_ff=16, max_epochs=1, random_state=0, **params).fit(X, labels)
-    assert FoldedDuo.of(clf.net_.module_) is None
-    assert clf.predict_proba(X).shape == (len(texts), 2)
+    network = clf.net_.module_
+    assert network.core.fold(network.token_inputs()) is None
+    batches = _recorded_batches(monkeypatch)
+    proba = clf.predict_proba(X)
+    assert proba.shape == (len(texts), 2)
+    inputs, output = batches[0]
+    with torch.no_grad():
+        assert torch.equal(output, network.classify(*network.embed(**inputs))[0])
+
+
+def _counting(monkeypatch, cls, name):
+    """Calls of ``cls.name``, each recorded with the ``training`` flag of its module."""
+    calls = []
+    original = getattr(cls, name)
+
+    def counted(self, *args, **kwargs):
+        calls.append(getattr(self, "training", None))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, name, counted)
+    return calls
+
+
+def test_every_inference_runs_the_folded_head(toy_corpus, monkeypatch):
+    # Validation, the calibration's temperatures and every prediction method: the module's
+    # forward runs only while training.
+    texts, labels = toy_corpus
+    X = _tables(texts, 2).transform(texts)
+    forwards = _counting(monkeypatch, DuoModule, "forward")
+    folded = _counting(monkeypatch, FoldedDuoHead, "__call__")
+    clf = DuoClassifier(
+        d_ff=16, max_epochs=2, random_state=0, early_stopping=True, calibration="temperature"
+    ).fit(X, labels)
+    assert clf.temperature_ is not None
+    assert all(forwards) and len(folded) > 0
+    forwards.clear()
+    folded.clear()
+    clf.predict(X), clf.predict_proba(X), clf.decision_function(X)
+    assert forwards == [] and len(folded) >= 3
+
+
+def test_the_folded_head_is_kept_until_the_weights_can_change(toy_corpus, monkeypatch):
+    texts, labels = toy_corpus
+    X = _tables(texts, 2).transform(texts)
+    clf = DuoClassifier(d_ff=16, max_epochs=1, random_state=0).fit(X, labels)
+    network = clf.net_.module_
+    folds = _counting(monkeypatch, DuoModule, "fold")
+    # Entering train mode drops the fold; the predictions that follow share the next one.
+    network.train()
+    reference = clf.decision_function(X)
+    clf.predict_proba(X)
+    assert len(folds) == 1
+    network.train()
+    np.testing.assert_array_equal(clf.decision_function(X), reference)
+    assert len(folds) == 2
+    # New weights by load_state_dict: the next inference folds them.
+    ids, lengths = torch.tensor([[1, 2, 3], [4, 5, 0]]), torch.tensor([3, 2])
+    with torch.no_grad():
+        before = network(lengths, ids=ids)[0]
+        state = copy.deepcopy(network.state_dict())
+        state["core.output.bias"][1] += 1.0
+        network.load_state_dict(state)
+        after = network(lengths, ids=ids)[0]
+        assert len(folds) == 3
+        assert torch.equal(after, network.core.fold(network.token_inputs())(lengths, ids))
+    assert torch.equal(after[:, 0], before[:, 0]) and (after[:, 1] > before[:, 1] + 0.5).all()
+    assert len(folds) == 4
+    # float64 weights run the module's forward (no fold); back in float32, a new fold.
+    network.double()
+    clf.decision_function(X)
+    assert len(folds) == 4
+    network.float()
+    clf.decision_function(X)
+    assert len(folds) == 5
+    # A copy folds its own weights, not the original's.
+    copied = copy.deepcopy(network).eval()
+    with torch.no_grad():
+        assert torch.equal(copied(lengths, ids=ids)[0], network(lengths, ids=ids)[0])
+    assert len(folds) == 6
+
+
+def test_the_module_forward_runs_with_gradients_and_under_autocast(toy_corpus, monkeypatch):
+    texts, labels = toy_corpus
+    X = _tables(texts, 2).transform(texts)
+    network = DuoClassifier(d_ff=16, max_epochs=1, random_state=0).fit(X, labels).net_.module_
+    folds = _counting(monkeypatch, DuoModule, "fold")
+    ids, lengths = torch.tensor([[1, 2, 3]]), torch.tensor([3])
+    network.eval()
+    logits = network(lengths, ids=ids)[0]
+    assert logits.requires_grad and folds == []
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        network(lengths, ids=ids)
+    assert folds == []
+
+
+def test_onnx_export_traces_the_folded_head(toy_corpus, tmp_path):
+    # The graph computes what predict computes: the per-token tables of the folded head,
+    # not the embedding tables and the head's weights.
+    onnx = pytest.importorskip("onnx")
+    from onnx import numpy_helper
+
+    from sklearn_lama.export import to_onnx
+
+    texts, labels = _three_classes(toy_corpus)
+    X = _tables(texts, 2).transform(texts)
+    clf = DuoClassifier(d_ff=16, max_epochs=1, random_state=0).fit(X, labels)
+    path, _ = to_onnx(clf, tmp_path / "duo.onnx")
+    graph = onnx.load(path).graph
+    shapes = {tuple(t.dims) for t in graph.initializer}
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.TENSOR:
+                shapes.add(tuple(numpy_helper.to_array(attribute.t).shape))
+    network = clf.net_.module_
+    vocabulary = network.lookups[0].num_embeddings
+    assert (vocabulary, 2 + 2 * len(clf.classes_)) in shapes
+    assert not any(tuple(lookup.weight.shape) in shapes for lookup in network.lookups)
+    assert tuple(network.core.fusion.weight.shape) not in shapes
 
 
 @pytest.mark.parametrize("estimator", [FCSRClassifier, DuoClassifier])
@@ -71,7 +300,6 @@ def test_prediction_batches_keep_to_the_inference_tokens(toy_corpus, monkeypatch
     texts, labels = _three_classes(toy_corpus)
     X = _tables(texts, 2 if estimator is DuoClassifier else 1).transform(texts)
     clf = estimator(max_epochs=2, random_state=0).fit(X, labels)
-    reference = clf.predict_proba(X)
     budgets = []
     run_sorted = _base.run_sorted
 
@@ -85,12 +313,13 @@ def test_prediction_batches_keep_to_the_inference_tokens(toy_corpus, monkeypatch
 
     monkeypatch.setattr(estimator, "_inference_tokens", 64)
     monkeypatch.setattr(_base, "run_sorted", recording)
+    reference = clf.predict_proba(X)
     shuffled = np.random.default_rng(0).permutation(len(texts))
     proba = clf.predict_proba(X[shuffled])
-    assert budgets == [64]
-    # Small batches of length-sorted documents: each document's row back in its place.
-    np.testing.assert_allclose(proba, reference[shuffled], rtol=1e-5, atol=1e-6)
-    np.testing.assert_array_equal(proba.argmax(1), reference[shuffled].argmax(1))
+    assert budgets == [64, 64]
+    # Batches are sorted by length and content, so a permutation of the documents gives the
+    # same batches, computed alike: each document's row comes back in its place, bit for bit.
+    np.testing.assert_array_equal(proba, reference[shuffled])
 
 
 def test_lama_predicts_in_batches_of_max_batch_tokens(toy_corpus):
@@ -121,3 +350,15 @@ def test_token_features_dense_table_and_block_search_match_the_full_search():
         assert torch.equal(features(ids), expected)
         # A batch too small to pay for the dense table searches; the same features.
         assert torch.equal(features(ids[:1, :1]), expected[:1, :1])
+
+
+def test_inference_batches_repeat_their_last_document_within_the_budget():
+    # The one gather of the dataset builds the repeated rows: a batch below min_rows repeats
+    # its last position, as far as the budget allows at the batch's width.
+    from sklearn_lama.training._batching import BatchBudget, BudgetBatchSampler
+
+    lengths = np.array([1, 2, 2, 3, 40, 70])
+    sampler = BudgetBatchSampler(lengths, 4, BatchBudget(100), min_rows=6)
+    assert sampler.ends == [4, 5, 6]
+    assert list(sampler) == [[0, 1, 2, 3, 3, 3], [4, 4], [5]]
+    assert list(BudgetBatchSampler(lengths, 4, BatchBudget(100))) == [[0, 1, 2, 3], [4], [5]]

@@ -3,10 +3,7 @@
 import math
 from numbers import Integral, Real
 
-from sklearn.utils.validation import check_is_fitted
-
 from ..modules import DuoModule, TableStreams
-from ..modules._duo_folded import FoldedDuo
 from ..training._batching import MAX_BATCH_TOKENS, BatchBudget
 from ..training._parameters import INFERENCE_BATCH
 from ..utils._persistence import register
@@ -438,15 +435,6 @@ class DuoClassifier(BaseSequenceClassifier):
         self.inference_batch_size = inference_batch_size
         self.verbose = verbose
         self.random_state = random_state
-
-    def _logits(self, X):
-        check_is_fitted(self)
-        # On float32 the head folded into per-token terms gives the same logits
-        # to rounding, without copying each token's vectors.
-        folded = FoldedDuo.of(self.net_.module_) if self.precision == "32" else None
-        if folded is None:
-            return super()._logits(X)
-        return self._run(X, lambda network, inputs: folded(**inputs), self._collect_logits)
 
     def _combination(self):
         # The two attention roles read the tables as separate streams.

@@ -252,9 +252,15 @@ class _TokenTable(nn.Module):
     same features as the sorted search in one gather.
     """
 
+    n = 1
+
     def __init__(self, features):
         super().__init__()
         self.register_buffer("table", features.block_table())
+
+    def block_table(self):
+        """The table, as :meth:`NgramFeatures.block_table` (Duo's folded head reads it)."""
+        return self.table
 
     def forward(self, ids):
         return self.table[ids]
@@ -290,6 +296,11 @@ def _graph_bytes(classifier):
     ids = torch.tensor([[2, 3, 2, 3, 2], [3, 2, 0, 0, 0]], dtype=torch.int64)
     ids = ids.clamp(max=_vocabulary_size(network) - 1)
     lengths = torch.tensor([5, 2], dtype=torch.int64)
+    with torch.no_grad():
+        # The network's first inference folds a core that folds (Duo's head):
+        # the trace then reads the folded tables as constants of the graph,
+        # which computes what predict computes.
+        model(ids, lengths)
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         # The tracer notes every Python number taken from a size, and the

@@ -12,7 +12,13 @@ FCSR: 1; Duo: 2), weights over its tokens that sum to 1 over the real tokens,
 are exactly 0 on padding, and do not depend on the rest of the batch.
 """
 
-from ._duo import DuoEncoderLayer, DuoLayerNorm, DuoModule, DuoMultiHeadAttention
+from ._duo import (
+    DuoEncoderLayer,
+    DuoLayerNorm,
+    DuoModule,
+    DuoMultiHeadAttention,
+    FoldedDuoHead,
+)
 from ._duo_translation import (
     DuoDecoderLayer,
     DuoTranslationModule,
@@ -28,6 +34,7 @@ from ._network import (
     PairFeatures,
     SequenceNetwork,
     TableStreams,
+    TokenInputs,
     document_folds,
 )
 
@@ -43,6 +50,7 @@ __all__ = [
     "FCSRCell",
     "FCSRModule",
     "FeatureAttention",
+    "FoldedDuoHead",
     "LAMAAttention",
     "LAMAModule",
     "LabelwiseBCE",
@@ -52,6 +60,7 @@ __all__ = [
     "StreamAttention",
     "TableStreams",
     "TaskwiseCrossEntropy",
+    "TokenInputs",
     "causal_mask",
     "document_folds",
     "fcsr_lr_lambda",

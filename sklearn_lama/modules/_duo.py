@@ -26,6 +26,7 @@ __all__ = [
     "DuoLayerNorm",
     "DuoModule",
     "DuoMultiHeadAttention",
+    "FoldedDuoHead",
 ]
 
 
@@ -468,8 +469,8 @@ class DuoModule(nn.Module):
 
     def _head_weights(self, s, p, mask):
         """The weights of Eq. 1 and Eq. 2 over the encoded streams, each (B, T), 0 on padding."""
-        # A one-column matrix rather than a vector: onnxruntime's product with a
-        # vector was the slowest part of the exported graph; torch gives the same numbers.
+        # A one-column matrix rather than a vector keeps the exported graph on
+        # onnxruntime's matrix-product kernels; torch gives the same numbers.
         scores_s = (s @ self.w_s.unsqueeze(-1)).squeeze(-1)  # w^S S^T, (B, T)
         scores_p = (p @ self.w_p.unsqueeze(-1)).squeeze(-1)  # w^P P^T
         if self.attention_softmax:
@@ -510,6 +511,32 @@ class DuoModule(nn.Module):
             )
         return weights
 
+    def fold(self, inputs):
+        """This module's inference folded into per-token terms of its inputs' parts.
+
+        :class:`~sklearn_lama.modules.SequenceNetwork` calls it for every
+        inference over token ids (see its Notes).
+
+        Parameters
+        ----------
+        inputs : TokenInputs
+            How ``S`` (from the first table) and ``P`` (from the last) are
+            built from token ids.
+
+        Returns
+        -------
+        FoldedDuoHead or None
+            The logits of :meth:`forward` in eval mode, computed from the
+            parts of the vectors; ``None`` with encoder layers (nonlinear in
+            the tokens), with ``positions="add"``, or without tables. Its
+            tensors are computed from the current weights, without
+            gradients.
+        """
+        if len(self.layers) or self.positions == "add" or not inputs.tables:
+            return None
+        with torch.no_grad():
+            return FoldedDuoHead(self, inputs)
+
     def forward(self, xs, mask=None):
         """Class logits.
 
@@ -536,3 +563,106 @@ class DuoModule(nn.Module):
         a_s = torch.bmm(alpha_p.unsqueeze(1), s).squeeze(1)  # Eq. 2
         e = self.fusion(torch.cat([a_p, a_s], dim=-1))  # Eq. 3
         return self.output(self.dropout(e))
+
+
+class FoldedDuoHead:
+    """Duo's logits from per-token terms: the head of Eq. 1-3 folded into its inputs.
+
+    Without encoder layers, everything in :class:`DuoModule` between a
+    token's vectors and the logits is linear but the two weightings of Eq.
+    1-2. With ``M = W^C W^O`` (the output layer after the fusion layer of
+    Eq. 3; dropout is the identity at inference) and its columns ``M_P``,
+    ``M_S`` that read ``a^P`` and ``a^S``, the logits are::
+
+        c + M_P a^P + M_S a^S = c + sum_t alpha^S_t (M_P p_t) + sum_t alpha^P_t (M_S s_t)
+
+    by Eq. 1 (``a^P = sum_t alpha^S_t p_t``) and Eq. 2 (``a^S = sum_t
+    alpha^P_t s_t``), where ``alpha^S`` weights the scores ``w^S . s_t``
+    and ``alpha^P`` the scores ``w^P . p_t``, and ``c`` carries the biases.
+    The scores and the terms ``M_P p_t``, ``M_S s_t`` are products of a
+    token's vectors with fixed matrices, so each is a sum over the parts of
+    the vectors (:class:`~sklearn_lama.modules.TokenInputs`: table rows,
+    fixed features, position encoding): the parts that depend on the token
+    id alone are multiplied once per vocabulary id, those of an n-gram once
+    per position of a batch, the position encoding once per position. A
+    token then costs ``2 + 2 n_classes`` numbers instead of its ``d1 + d2``
+    wide vectors. The same function of the weights; the sums are associated
+    differently from :meth:`DuoModule.forward`, so the logits agree with it
+    to float32 rounding.
+
+    Built by :meth:`DuoModule.fold`.
+
+    Parameters
+    ----------
+    core : DuoModule
+        Without encoder layers, ``positions`` ``"concat"`` or ``None``.
+    inputs : TokenInputs
+        The parts of the vectors ``S`` (first table) and ``P`` (last table).
+    """
+
+    def __init__(self, core, inputs):
+        n_classes, p_width = core.n_classes, core.d2 + core.position_dim
+        weight = core.output.weight
+        fused = weight @ core.fusion.weight  # M = W^C W^O, (C, d2' + d1'), columns [a^P, a^S]
+        self.bias = torch.zeros(n_classes, dtype=weight.dtype, device=weight.device)
+        if core.fusion.bias is not None:
+            self.bias += weight @ core.fusion.bias
+        if core.output.bias is not None:
+            self.bias += core.output.bias
+        # A token's terms, by column: w^S . s_t, w^P . p_t, M_S s_t (C), M_P p_t (C).
+        rows = [
+            self._columns(core.w_s, 0, fused[:, p_width:].T, n_classes),
+            self._columns(core.w_p, 1, fused[:, :p_width].T, n_classes),
+        ]
+        tables = (inputs.tables[0], inputs.tables[-1])
+        widths = [t.shape[1] for t in tables]
+        self.table = tables[0] @ rows[0][: widths[0]] + tables[1] @ rows[1][: widths[1]]
+        self.ngram_terms = []
+        for features, scales in inputs.features:
+            values = features.block_table() if features.n == 1 else features.values
+            k = values.shape[1]
+            # Stream S reads the first table's scale, stream P the last's.
+            mixed = sum(
+                scales[table].to(rows[i].dtype) * rows[i][widths[i] : widths[i] + k]
+                for i, table in enumerate((0, -1))
+            )
+            widths = [w + k for w in widths]
+            if features.n == 1:
+                self.table = self.table + values @ mixed
+            else:
+                self.ngram_terms.append((features, mixed))
+        self.n_classes = n_classes
+        self.attention_softmax = core.attention_softmax
+        self.position_dim = core.position_dim
+        self.position_weights = rows[0][widths[0] :] + rows[1][widths[1] :]
+
+    @staticmethod
+    def _columns(scores, column, classes, n_classes):
+        """``(width, 2 + 2 C)``: ``scores`` in ``column``, ``classes`` in its block of C."""
+        out = scores.new_zeros((scores.shape[0], 2 + 2 * n_classes))
+        out[:, column] = scores
+        start = 2 + column * n_classes
+        out[:, start : start + n_classes] = classes
+        return out
+
+    def __call__(self, lengths, ids):
+        """Logits ``(B, C)`` of the padded batch ``ids`` ``(B, T)`` of ``lengths`` ``(B,)``."""
+        length = ids.shape[1]
+        mask = torch.arange(length, device=lengths.device) < lengths.unsqueeze(1)
+        terms = self.table[ids]
+        for features, weights in self.ngram_terms:
+            terms = terms + features(ids) @ weights
+        if self.position_dim:
+            encoding = _sinusoidal_positions(length, self.position_dim, ids.device, terms.dtype)
+            terms = terms + encoding @ self.position_weights
+        scores_s, scores_p = terms[..., 0], terms[..., 1]
+        if self.attention_softmax:
+            alpha_s, alpha_p = masked_softmax(scores_s, mask), masked_softmax(scores_p, mask)
+        else:
+            keep = mask.to(terms.dtype)
+            alpha_s, alpha_p = scores_s * keep, scores_p * keep
+        c = self.n_classes
+        # M_P a^P with a^P pooled by the weights of Eq. 1, M_S a^S by those of Eq. 2.
+        pooled_p = torch.bmm(alpha_s.unsqueeze(1), terms[..., 2 + c :]).squeeze(1)
+        pooled_s = torch.bmm(alpha_p.unsqueeze(1), terms[..., 2 : 2 + c]).squeeze(1)
+        return pooled_p + pooled_s + self.bias

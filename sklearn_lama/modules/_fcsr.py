@@ -27,9 +27,9 @@ __all__ = [
     "fofe",
 ]
 
-# Chunk length of the blocked FOFE scan: the fastest over the widths and
-# lengths timed for the "Scaling out" page, where shorter and longer chunks
-# lose on long documents.
+# Chunk length of the blocked FOFE scan: a chunk's weight matrix grows with its
+# square and the recursion over chunk summaries deepens as it shrinks; this
+# balances the two (the "Scaling out" page compares chunk lengths).
 _CHUNK = 16
 # Levels of the scan's recursion in a traced graph: enough for documents of
 # up to _CHUNK ** 6 (16.7 million) tokens.
@@ -96,9 +96,9 @@ def _chunk_matrices(alpha, L, dtype, device):
 def _cmm(M, X):
     """``M @ X`` over the chunk axis of ``X`` (..., K, d).
 
-    For narrow ``d`` the batched matmul spends its time on per-matrix
-    overhead; folding every chunk and feature into one large matmul is then
-    faster.
+    For narrow ``d`` the batched matmul would do little work per matrix;
+    folding every chunk and feature into one large matmul gives the kernel
+    one product large enough to use the hardware.
     """
     if X.shape[-1] < 16:
         return torch.matmul(X.transpose(-1, -2), M.transpose(0, 1)).transpose(-1, -2)

@@ -14,75 +14,6 @@ __all__ = ["BiGRUEncoder", "LAMAAttention", "LAMAModule"]
 _L2_EPS = 1e-6
 
 
-class _LockstepGRU(torch.autograd.Function):
-    """GRU recurrences of several directions stepped together, with a written-out backward.
-
-    ``gates_in`` (D, T, B, 3H) are the input projections ``W_ih x_t + b_ih``
-    of ``D`` directions, ``w_hh`` (D, 3H, H) and ``b_hh`` (D, 3H) their
-    recurrent weights, gates ordered as ``nn.GRU``'s (reset, update, new);
-    every state starts from zero. Returns the states (D, T, B, H). A step is
-    ``nn.GRU``'s cell: ``r, z = σ(i_rz + h W_rz + b_rz)``, ``n = tanh(i_n +
-    r ∘ (h W_n + b_n))``, ``h' = (h - n) ∘ z + n``. The directions share
-    every operation of a step (one batched product for all), and the
-    backward pass runs those of the gradient only, where autograd would
-    replay each operation of each direction's steps.
-    """
-
-    @staticmethod
-    def forward(ctx, gates_in, w_hh, b_hh):
-        directions, length, batch, width = gates_in.shape
-        hidden = width // 3
-        w_t = w_hh.transpose(1, 2)
-        bias = b_hh.unsqueeze(1)
-        states = gates_in.new_empty(directions, length, batch, hidden)
-        gates_hh = gates_in.new_empty(length, directions, batch, width)
-        rz = gates_in.new_empty(length, directions, batch, 2 * hidden)
-        new = gates_in.new_empty(length, directions, batch, hidden)
-        h = gates_in.new_zeros(directions, batch, hidden)
-        for t in range(length):
-            torch.baddbmm(bias, h, w_t, out=gates_hh[t])
-            torch.add(gates_in[:, t, :, : 2 * hidden], gates_hh[t, ..., : 2 * hidden], out=rz[t])
-            rz[t].sigmoid_()
-            torch.mul(gates_hh[t, ..., 2 * hidden :], rz[t, ..., :hidden], out=new[t])
-            new[t].add_(gates_in[:, t, :, 2 * hidden :]).tanh_()
-            h = torch.sub(h, new[t], out=states[:, t]).mul_(rz[t, ..., hidden:]).add_(new[t])
-        ctx.save_for_backward(w_hh, states, gates_hh, rz, new)
-        return states
-
-    @staticmethod
-    def backward(ctx, grad_states):
-        w_hh, states, gates_hh, rz, new = ctx.saved_tensors
-        directions, length, batch, hidden = states.shape
-        previous = torch.cat([states.new_zeros(directions, 1, batch, hidden), states[:, :-1]], 1)
-        d_update = previous.transpose(0, 1) - new
-        # The gates' input gradients; the recurrent ones equal them but for the new
-        # gate's, which the reset gate scales.
-        grad_in = states.new_empty(directions, length, batch, 3 * hidden)
-        grad_hh_new = states.new_empty(directions, length, batch, hidden)
-        a_rz = states.new_empty(directions, batch, 2 * hidden)
-        grad_h = states.new_zeros(directions, batch, hidden)
-        w_rz, w_new = w_hh[:, : 2 * hidden], w_hh[:, 2 * hidden :]
-        for t in range(length - 1, -1, -1):
-            grad_h = grad_h + grad_states[:, t]
-            through = grad_h * rz[t, ..., hidden:]
-            a_new = grad_in[:, t, :, 2 * hidden :]
-            torch.ops.aten.tanh_backward.grad_input(grad_h - through, new[t], grad_input=a_new)
-            torch.mul(a_new, rz[t, ..., :hidden], out=grad_hh_new[:, t])
-            torch.mul(a_new, gates_hh[t, ..., 2 * hidden :], out=a_rz[..., :hidden])
-            torch.mul(grad_h, d_update[t], out=a_rz[..., hidden:])
-            a_rz_pre = grad_in[:, t, :, : 2 * hidden]
-            torch.ops.aten.sigmoid_backward.grad_input(a_rz, rz[t], grad_input=a_rz_pre)
-            grad_h = torch.baddbmm(through, a_rz_pre, w_rz).baddbmm_(grad_hh_new[:, t], w_new)
-        flat_previous = previous.view(directions, -1, hidden)
-        flat_rz = grad_in[..., : 2 * hidden].reshape(directions, -1, 2 * hidden)
-        flat_new = grad_hh_new.view(directions, -1, hidden)
-        grad_w = torch.cat(
-            [flat_rz.transpose(1, 2) @ flat_previous, flat_new.transpose(1, 2) @ flat_previous], 1
-        )
-        grad_b = torch.cat([flat_rz.sum(1), flat_new.sum(1)], 1)
-        return grad_in, grad_w, grad_b
-
-
 class BiGRUEncoder(nn.Module):
     """Bidirectional GRU over padded batches (Eq. 1-6).
 
@@ -93,11 +24,11 @@ class BiGRUEncoder(nn.Module):
     inside a batch of longer ones. (Packed sequences would give the same, with
     an allocation at every time step of their backward pass.)
 
-    Long documents: a recurrence runs one step per token, and a batch of one
-    20,000-token document gives each step one row to work on, where a batch
-    of 2,000-token documents gives 16 (the token budget is the same), so its
-    cost per token is many times higher (the "Scaling out" page measures
-    it). With ``chunk_length`` set, each
+    Long documents: a recurrence runs one step per token, and each step works
+    on the rows of the batch at once; one very long document leaves a step a
+    single row where shorter documents under the same token budget give it
+    many, so its cost per token is far higher (the "Scaling out" page has the
+    figures). With ``chunk_length`` set, each
     direction reads a document beyond its first ``chunk_length`` tokens in
     chunks of that many tokens, all chunks of the batch at once, each chunk's
     state warmed up from zero over the ``chunk_length // 4`` tokens before it
@@ -106,13 +37,9 @@ class BiGRUEncoder(nn.Module):
     exactly), and chunks sit at fixed positions, so a document's annotations
     still do not depend on its batch.
 
-    While training on the CPU (float32, gradients on, no autocast, no document
-    beyond ``chunk_length``), both directions step together in one recurrence
-    with a written-out backward pass (``_LockstepGRU``): the same function as
-    the two ``nn.GRU`` modules, equal to their outputs and gradients up to
-    float rounding, in fewer operations per step. Everywhere else
-    (prediction, export, CUDA's cuDNN, chunked documents) the ``nn.GRU``
-    modules run; they hold the weights in both cases.
+    The two ``nn.GRU`` modules are the one recurrence for training,
+    prediction and export: torch's own kernels (cuDNN on CUDA) and a graph
+    that ONNX export traces.
 
     Parameters
     ----------
@@ -183,31 +110,6 @@ class BiGRUEncoder(nn.Module):
         keep = (offsets[:, None] + torch.arange(width, device=x.device)).reshape(-1)
         return states.index_select(1, keep).narrow(1, 0, length)
 
-    def _lockstep(self, x, reversed_x):
-        """Both directions' states over ``x`` and ``reversed_x`` (B, T, d), stepped together."""
-        grus = (self.forward_gru, self.backward_gru)
-        w_ih = torch.stack([gru.weight_ih_l0 for gru in grus])
-        b_ih = torch.stack([gru.bias_ih_l0 for gru in grus])
-        w_hh = torch.stack([gru.weight_hh_l0 for gru in grus])
-        b_hh = torch.stack([gru.bias_hh_l0 for gru in grus])
-        # Time-major input projections of all steps, one product per direction.
-        inputs = torch.stack([x, reversed_x]).transpose(1, 2)
-        gates_in = torch.baddbmm(b_ih.unsqueeze(1), inputs.flatten(1, 2), w_ih.transpose(1, 2))
-        states = _LockstepGRU.apply(gates_in.unflatten(1, inputs.shape[1:3]), w_hh, b_hh)
-        return states[0].transpose(0, 1), states[1].transpose(0, 1)
-
-    def _steps_together(self, x):
-        """Whether this batch's recurrences run by :meth:`_lockstep` (training on the CPU)."""
-        return (
-            self.training
-            and torch.is_grad_enabled()
-            and x.device.type == "cpu"
-            and x.dtype == torch.float32
-            and not torch.is_autocast_enabled("cpu")
-            and not torch.jit.is_tracing()
-            and (self.chunk_length is None or x.shape[1] <= self.chunk_length)
-        )
-
     def forward(self, x, mask):
         # Each row reversed within its length, as positions in the flattened
         # batch; the reversal is its own inverse.
@@ -216,11 +118,8 @@ class BiGRUEncoder(nn.Module):
         index = (self._reverse_index(mask) + rows).reshape(-1)
         reversed_x = x.reshape(batch * length, -1).index_select(0, index)
         reversed_x = reversed_x.view(batch, length, -1)
-        if self._steps_together(x):
-            forward_states, backward_states = self._lockstep(x, reversed_x)
-        else:
-            forward_states = self._recur(self.forward_gru, x)  # Eq. 6a
-            backward_states = self._recur(self.backward_gru, reversed_x)
+        forward_states = self._recur(self.forward_gru, x)  # Eq. 6a
+        backward_states = self._recur(self.backward_gru, reversed_x)
         backward_states = backward_states.reshape(batch * length, -1).index_select(0, index)
         return torch.cat([forward_states, backward_states.view(batch, length, -1)], dim=-1)
 

@@ -1,5 +1,7 @@
 """The network every estimator trains: embedding lookup, mask, then a model core."""
 
+from typing import NamedTuple
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -10,8 +12,12 @@ __all__ = [
     "PairFeatures",
     "SequenceNetwork",
     "TableStreams",
+    "TokenInputs",
     "document_folds",
 ]
+
+# The folded core not built yet (``None`` is a core that does not fold).
+_NOT_FOLDED = object()
 
 
 def document_folds(ids, lengths, folds):
@@ -118,8 +124,9 @@ class NgramFeatures(nn.Module):
             grams = grams + (block * self.vocabulary_size**n).unsqueeze(1)
         elif not torch.jit.is_tracing():
             # Block 0 alone is read: a token reads its row of a dense table
-            # when a batch pays for building it (a search per token costs
-            # about as much as eight rows), a pair searches block 0's keys only.
+            # when the batch has enough tokens to pay for building it (a sorted
+            # search per token costs more than a row's copy), a pair searches
+            # block 0's keys only.
             if n == 1 and 8 * ids.numel() >= self.vocabulary_size:
                 return self.block_table()[ids]
             keys, values = keys[: self._block], values[: self._block]
@@ -203,31 +210,6 @@ class PairFeatures(NgramFeatures):
         super().__init__(keys, values, vocabulary_size, n=2, folds=folds)
 
 
-class UniformDropout(nn.Dropout):
-    """:class:`torch.nn.Dropout` whose mask compares uniform draws with ``p``.
-
-    The same distribution as ``nn.Dropout``: while training, each element is
-    kept independently with probability ``1 - p`` (to float32's resolution of
-    the uniform draw) and scaled by ``1 / (1 - p)``. The mask comes from
-    :func:`torch.rand` instead of ``bernoulli_``, a several times cheaper draw on
-    the CPU, so the random stream (not its distribution) differs from
-    ``nn.Dropout``'s. The draw is float32 whatever the input's dtype.
-
-    Parameters
-    ----------
-    p : float, default=0.5
-        Probability of zeroing an element.
-    """
-
-    def forward(self, x):
-        if not self.training or self.p == 0:
-            return x
-        if self.p == 1:
-            return x * 0
-        keep = torch.rand(x.shape, device=x.device).ge_(self.p)
-        return x * keep.mul_(1 / (1 - self.p)).to(x.dtype)
-
-
 class ConcatenateTables(nn.Module):
     """Hands the core one tensor: each token's vectors of all tables, joined.
 
@@ -256,6 +238,28 @@ class TableStreams(nn.Module):
         return tuple(vectors)
 
 
+class TokenInputs(NamedTuple):
+    """How a :class:`SequenceNetwork` builds each table's token vectors from token ids.
+
+    Table ``i``'s vector of the token at a position is ``tables[i][id]``,
+    followed, for each ``(features, scales)`` of ``features`` in order, by
+    ``features(ids)`` at that position times ``scales[i]``. A core that can
+    compute its inference from these parts, rather than from the vectors,
+    reads them here (:meth:`DuoModule.fold`).
+
+    Attributes
+    ----------
+    tables : tuple of Tensor of shape (V, d_i)
+        The weights of the lookups, one per table (row 0 is padding).
+    features : tuple of (NgramFeatures, Tensor of shape (n_tables,))
+        The fixed features appended to every table's vectors (token, then
+        pair features), each with its scale per table.
+    """
+
+    tables: tuple
+    features: tuple
+
+
 class SequenceNetwork(nn.Module):
     """Embed a padded batch, build its mask and apply a classifier core.
 
@@ -276,8 +280,10 @@ class SequenceNetwork(nn.Module):
         (``None``) joins them into one tensor, :class:`TableStreams` hands the
         core one tensor per table (meta-embedding models).
     embedding_dropout : float, default=0.0
-        Dropout on the embedded token vectors while training, each table's
-        vectors separately (``UniformDropout``). Vectors fine-tuned on a
+        Dropout on the embedded token vectors while training
+        (:class:`torch.nn.Dropout`: each element, each table's separately,
+        zeroed with this probability, the rest scaled by ``1 / (1 - p)``).
+        Vectors fine-tuned on a
         few thousand documents otherwise memorise the training set within two
         or three epochs.
     token_features : NgramFeatures, default=None
@@ -288,6 +294,21 @@ class SequenceNetwork(nn.Module):
         Fixed features of each position's token pair, appended after those
         of ``token_features``, times ``pair_scales[i]`` for table ``i``.
     pair_scales : Tensor of shape (n_tables,), default=None
+
+    Notes
+    -----
+    A core may define ``fold(token_inputs)``, returning a callable
+    ``(lengths, ids) -> logits`` that computes its logits from the parts of
+    the token vectors (:class:`TokenInputs`), or ``None``
+    (:meth:`DuoModule.fold`). The network then uses it for every inference
+    over token ids: in eval mode, without gradients (or while traced, as
+    ONNX export does), in float32 and outside autocast. It is the same
+    function of the weights, computed from fewer numbers per token. The
+    folded computation is built at the first such call and kept until the
+    weights can change: entering train mode, loading a state dict, or moving
+    the network to another device or dtype. Weights changed in place in
+    eval mode are not seen; call ``train()`` or ``load_state_dict`` to change
+    them.
     """
 
     def __init__(
@@ -318,7 +339,8 @@ class SequenceNetwork(nn.Module):
         self.lookups = nn.ModuleList(lookups)
         self.core = core
         self.combine = ConcatenateTables() if combine is None else combine
-        self.embedding_dropout = UniformDropout(embedding_dropout)
+        self.embedding_dropout = nn.Dropout(embedding_dropout)
+        self._folded = _NOT_FOLDED
         self.token_features = token_features
         self.pair_features = pair_features
         for name, features, scales in (
@@ -332,7 +354,7 @@ class SequenceNetwork(nn.Module):
         """Return the core's inputs and the (B, T) mask, True on real tokens."""
         if ids is not None:
             vectors = [lookup(ids) for lookup in self.lookups]
-            fixed = [(features(ids), scales) for features, scales in self._fixed_features()]
+            fixed = [(features(ids), scales) for features, scales in self.token_inputs().features]
             if fixed:
                 # One concatenation per table: appending each feature in turn
                 # would copy the table's vectors once per feature.
@@ -348,12 +370,14 @@ class SequenceNetwork(nn.Module):
         mask = torch.arange(length, device=lengths.device) < lengths.unsqueeze(1)
         return self.combine(vectors), mask
 
-    def _fixed_features(self):
-        """``(features, scales)`` of the token, then the pair features present."""
+    def token_inputs(self):
+        """The parts of each table's token vectors, a :class:`TokenInputs`."""
+        features = []
         if self.token_features is not None:
-            yield self.token_features, self.token_scales
+            features.append((self.token_features, self.token_scales))
         if self.pair_features is not None:
-            yield self.pair_features, self.pair_scales
+            features.append((self.pair_features, self.pair_scales))
+        return TokenInputs(tuple(lookup.weight for lookup in self.lookups), tuple(features))
 
     def classify(self, inputs, mask):
         """Return ``(logits, penalty)`` of the core on embedded ``inputs`` and ``mask``.
@@ -369,5 +393,55 @@ class SequenceNetwork(nn.Module):
         return out, out.new_zeros(())
 
     def forward(self, lengths, ids=None, x=None):
+        """Return ``(logits, penalty)`` of a padded batch of token ``ids`` or vectors ``x``.
+
+        ``lengths`` (B,) are the documents' numbers of tokens; ``ids`` (B, T)
+        or ``x`` (B, T, d) the batch, padded at the end of each row.
+        """
+        folded = self._folded_core(ids)
+        if folded is not None:
+            logits = folded(lengths, ids)
+            return logits, logits.new_zeros(())
         inputs, mask = self.embed(lengths, ids=ids, x=x)
         return self.classify(inputs, mask)
+
+    def _folded_core(self, ids):
+        """The core's folded inference for this call, or ``None`` (see the Notes)."""
+        fold = getattr(self.core, "fold", None)
+        tracing = torch.jit.is_tracing()
+        if (
+            fold is None
+            or ids is None
+            or not self.lookups
+            or self.training
+            or (torch.is_grad_enabled() and not tracing)
+            or torch.is_autocast_enabled(ids.device.type)
+            or self.lookups[0].weight.dtype != torch.float32
+        ):
+            return None
+        if self._folded is _NOT_FOLDED:
+            self._folded = fold(self.token_inputs())
+        return self._folded
+
+    def train(self, mode=True):
+        if mode:
+            self._folded = _NOT_FOLDED
+        return super().train(mode)
+
+    def _apply(self, fn, recurse=True):
+        self._folded = _NOT_FOLDED
+        return super()._apply(fn, recurse)
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        self._folded = _NOT_FOLDED
+        super()._load_from_state_dict(*args, **kwargs)
+
+    def __getstate__(self):
+        # The folded core is derived from the weights: a copy builds its own.
+        state = self.__dict__.copy()
+        del state["_folded"]
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._folded = _NOT_FOLDED

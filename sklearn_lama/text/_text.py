@@ -93,78 +93,22 @@ def build_analyzer(transformer):
         raise ValueError(f"token_pattern {transformer.token_pattern!r}: {exc}") from None
 
 
-# The token_pattern of the text transformers by default: every maximal run of
-# word characters, and every other non-space character on its own.
-DEFAULT_TOKEN_PATTERN = r"(?u)\b\w+\b|[^\w\s]"
 # Documents tokenised and encoded at a time: bounds the memory a stream of
-# documents takes, and makes the per-call work of a batch small per document.
+# documents takes, while each batch's tokens are looked up in one pass.
 BATCH_DOCUMENTS = 1024
-# Joins the documents of a batch; a batch that holds it falls back to the regex.
-_SEPARATOR = "\0"
-
-
-def _alone(character):
-    """Whether ``character`` is a token on its own: neither a word nor a space character.
-
-    Word and space characters are those of ``re``'s ``\\w`` and ``\\s`` on
-    ``str`` (alphanumeric or ``_``; ``str.isspace``), the ones
-    :data:`DEFAULT_TOKEN_PATTERN` reads.
-    """
-    return not (character.isalnum() or character == "_" or character.isspace())
-
-
-_ASCII_ALONE = [c for c in map(chr, range(128)) if _alone(c) and c != _SEPARATOR]
-
-
-def _split_default(documents, lowercase):
-    """The tokens of :data:`DEFAULT_TOKEN_PATTERN` in each document, or None.
-
-    The batch is joined, lower-cased, given spaces around each character
-    that is a token on its own (``str.replace`` per ASCII character present,
-    ``str.translate`` for the others) and split, by string methods instead
-    of a regular expression per document: the same tokens as the pattern's
-    ``findall``. ``None`` when a document holds the separator.
-    """
-    text = _SEPARATOR.join(documents)
-    if text.count(_SEPARATOR) != len(documents) - 1:
-        return None
-    if lowercase:
-        text = text.lower()
-    for character in _ASCII_ALONE:
-        if character in text:
-            text = text.replace(character, f" {character} ")
-    parts = text.split(_SEPARATOR)
-    wide = [i for i, part in enumerate(parts) if not part.isascii()]
-    if wide:
-        characters = set().union(*(parts[i] for i in wide))
-        table = {ord(c): f" {c} " for c in characters if c > "\x7f" and _alone(c)}
-        for i in wide:
-            parts[i] = parts[i].translate(table)
-    return [part.split() for part in parts]
 
 
 def build_batch_tokenizer(transformer):
     """Return the function mapping a list of documents to the list of their tokens.
 
-    The same tokens as :func:`build_analyzer`'s function applied to each
-    document. With the default tokenisation (:data:`DEFAULT_TOKEN_PATTERN`,
-    no ``tokenizer``, ``preprocessor``, ``strip_accents`` or ``stop_words``)
-    a batch is split at once by string methods (:func:`_split_default`),
-    several times faster than the regular expression.
+    :func:`build_analyzer`'s function applied to each document: the one
+    tokenisation of the text transformers, which read documents in batches
+    (:func:`iter_token_lists`, :func:`encode_documents`).
     """
     analyze = build_analyzer(transformer)
-    default = (
-        transformer.token_pattern == DEFAULT_TOKEN_PATTERN
-        and transformer.tokenizer is None
-        and transformer.preprocessor is None
-        and transformer.strip_accents is None
-        and transformer.stop_words is None
-    )
-    lowercase = transformer.lowercase
 
     def split(documents):
-        tokens = _split_default(documents, lowercase) if default and documents else None
-        return [analyze(doc) for doc in documents] if tokens is None else tokens
+        return [analyze(document) for document in documents]
 
     return split
 

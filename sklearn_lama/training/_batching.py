@@ -274,20 +274,26 @@ class BudgetBatchSampler:
     """Batches of consecutive documents, in dataset order, within the budget.
 
     See :meth:`BatchBudget.ends`; inference sorts documents by length first,
-    so that each batch holds documents of similar length.
+    so that each batch holds documents of similar length. A batch of fewer
+    than ``min_rows`` documents repeats its last one up to ``min_rows``
+    positions, as many as the budget allows at its width; ``ends`` are the
+    positions after each batch's own documents.
     """
 
-    def __init__(self, lengths, batch_size, budget):
+    def __init__(self, lengths, batch_size, budget, min_rows=1):
         self.ends = budget.ends(lengths, batch_size)
+        widths = [np.max(lengths[start:end], initial=0) for start, end in self._bounds()]
+        self.rows = [min(min_rows, budget.rows(width)) for width in widths]
+
+    def _bounds(self):
+        return zip([0, *self.ends[:-1]], self.ends)
 
     def __len__(self):
         return len(self.ends)
 
     def __iter__(self):
-        start = 0
-        for end in self.ends:
-            yield list(range(start, end))
-            start = end
+        for (start, end), rows in zip(self._bounds(), self.rows):
+            yield list(range(start, end)) + [end - 1] * (rows - (end - start))
 
 
 class BucketBatchSampler:
@@ -349,11 +355,15 @@ class BucketBatchSampler:
         return np.split(order, np.flatnonzero(np.diff(self.groups[order])) + 1)
 
 
-def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, pool_batches=50):
+def make_loader(
+    dataset, batch_size, budget, shuffle=False, pin_memory=False, pool_batches=50, min_rows=1
+):
     """DataLoader for skorch's ``iterator_train``/``iterator_valid`` and for inference.
 
     Training (``shuffle=True``) uses length buckets of ``pool_batches``
-    batches (see :class:`BucketBatchSampler`); inference keeps the order.
+    batches (see :class:`BucketBatchSampler`); inference keeps the order,
+    and a batch of fewer than ``min_rows`` documents repeats its last one
+    (see :class:`BudgetBatchSampler`).
     Both keep every batch within ``budget``, a :class:`BatchBudget`.
     ``pin_memory`` puts batches in page-locked memory, from which copies to a
     GPU can run while the GPU computes.
@@ -364,7 +374,7 @@ def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, po
             lengths, batch_size, budget, pool_batches, groups=_per_document(dataset, "groups")
         )
     else:
-        sampler = BudgetBatchSampler(lengths, batch_size, budget)
+        sampler = BudgetBatchSampler(lengths, batch_size, budget, min_rows)
     return DataLoader(
         dataset, batch_sampler=sampler, collate_fn=_whole_batch, pin_memory=pin_memory
     )

@@ -10,8 +10,8 @@ from ._parameters import INFERENCE_BATCH
 
 __all__ = ["run_sorted"]
 
-# Rows below which a batch is padded with copies of its last document: CPU matrix
-# kernels round a row differently in a product of few rows (docs/reliability.rst).
+# Rows below which a batch repeats its last document: CPU matrix kernels round a
+# row differently in a product of few rows (docs/reliability.rst).
 _MIN_ROWS = 16
 
 
@@ -46,24 +46,14 @@ def run_sorted(net, batches, compute, budget, batch_size=INFERENCE_BATCH, docume
     network = net.module_
     network.eval()
     pinned = torch.device(net.device).type == "cuda"
-    loader = make_loader(Subset(batches, order), batch_size, budget, pin_memory=pinned)
+    loader = make_loader(
+        Subset(batches, order), batch_size, budget, pin_memory=pinned, min_rows=_MIN_ROWS
+    )
     start = 0
     with torch.no_grad():
-        for inputs in loader:
-            n = len(inputs["lengths"])
-            inputs = {k: to_device(v, net.device) for k, v in _padded_rows(inputs, budget).items()}
+        for inputs, end in zip(loader, loader.batch_sampler.ends):
+            inputs = {k: to_device(v, net.device) for k, v in inputs.items()}
             with net.autocast():
                 output = compute(network, inputs)
-            yield order[start : start + n], output[:n].float()
-            start += n
-
-
-def _padded_rows(inputs, budget):
-    """``inputs`` with copies of the last document up to ``_MIN_ROWS`` rows, within budget."""
-    n = len(inputs["lengths"])
-    width = next(v.shape[1] for k, v in inputs.items() if k in ("ids", "x"))
-    rows = min(_MIN_ROWS, budget.rows(width))
-    if n >= rows:
-        return inputs
-    index = torch.cat([torch.arange(n), torch.full((rows - n,), n - 1)])
-    return {k: v[index] for k, v in inputs.items()}
+            yield order[start:end], output[: end - start].float()
+            start = end
