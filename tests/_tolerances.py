@@ -1,0 +1,118 @@
+"""The float32 rounding bounds from which the suite's numerical tolerances are derived.
+
+Two float32 computations of the same value differ when the kernels associate
+its sums differently: another thread count, another batch shape (the matrix
+kernels block a product by its rows), another library (ONNX Runtime), another
+CPU (AMD and Intel pick different kernels). A tolerance tuned on one machine
+fails on the next, so each comparison's tolerance is a bound of the rounding
+of the computation compared, from Higham's analysis of summation ("Accuracy
+and Stability of Numerical Algorithms", N. J. Higham, 2nd ed., §3.1 and §4.2):
+a float32 sum of ``n`` terms, in any association, is within
+``gamma(n - 1) * sum(|terms|)`` of the exact sum, with
+``gamma(k) = k u / (1 - k u)`` and ``u = 2**-24`` the unit roundoff, so two of
+its evaluations are within twice that.
+"""
+
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+
+__all__ = [
+    "U",
+    "chained_bound",
+    "gamma",
+    "matmul_bound",
+    "output_abs_sum",
+    "probability_bound",
+    "reassociation_bound",
+]
+
+U = 2.0**-24  # float32's unit roundoff: half the distance from 1 to the next float
+
+
+def gamma(n):
+    """Higham's ``gamma_n = n u / (1 - n u)``: the relative error bound of ``n`` roundings."""
+    n = np.asarray(n, dtype=np.float64)
+    if np.any(n * U >= 1):
+        raise ValueError(f"n={n} roundings have no float32 bound (n * u >= 1).")
+    return n * U / (1 - n * U)
+
+
+def reassociation_bound(abs_sum, n):
+    """Largest difference between two float32 evaluations of one sum of ``n`` terms.
+
+    Parameters
+    ----------
+    abs_sum : float or ndarray
+        The sum of the terms' absolute values (float64, from the actual operands).
+    n : int
+        The number of terms, at least 1: the longest accumulation.
+
+    Returns
+    -------
+    float or ndarray
+        ``2 * gamma(n - 1) * abs_sum``: each evaluation, in whatever order or
+        blocking, is within ``gamma(n - 1) * abs_sum`` of the exact sum.
+    """
+    return 2 * gamma(max(n - 1, 0)) * np.asarray(abs_sum, dtype=np.float64)
+
+
+def matmul_bound(a, b):
+    """Element-wise :func:`reassociation_bound` of the float32 product ``a @ b``.
+
+    The absolute sums are ``|a| @ |b|`` in float64; ``n`` is ``a``'s last dimension.
+    """
+    a = torch.as_tensor(a).double().abs()
+    b = torch.as_tensor(b).double().abs()
+    return reassociation_bound((a @ b).numpy(), a.shape[-1])
+
+
+def chained_bound(abs_sum, n, depth):
+    """Bound of two float32 evaluations of a network of ``depth`` chained reductions.
+
+    Each reduction (a product, a sum over tokens, a recurrence step) of at most
+    ``n`` terms reassociates independently; to first order their errors add,
+    each carried to the output by the layers after it. The networks compared
+    bound what those layers do to an error: gates, ``tanh`` and softmax are
+    1-Lipschitz, and the output layer's terms are measured (``abs_sum``, its
+    float64 absolute sum, e.g. from :func:`output_abs_sum`), so the bound is
+    ``depth`` times :func:`reassociation_bound` of the output layer.
+    """
+    return depth * reassociation_bound(abs_sum, n)
+
+
+def probability_bound(logit_bound):
+    """Bound on a softmax's (or sigmoid's) outputs moved by logits moved at most ``logit_bound``.
+
+    ``dp_i = p_i (dz_i - sum_j p_j dz_j)`` and ``|dz_i - sum_j p_j dz_j| <=
+    2 (1 - p_i) max|dz|``, so ``|dp_i| <= 2 p_i (1 - p_i) max|dz| <= max|dz| / 2``;
+    a sigmoid's ``p (1 - p) <= 1/4`` is within the same bound.
+    """
+    return logit_bound / 2
+
+
+@contextmanager
+def output_abs_sum(layer):
+    """Record the largest float64 ``|h| @ |W|.T + |b|`` of the ``nn.Linear`` ``layer``.
+
+    Yields a list holding one float, updated by every forward pass of
+    ``layer``: the absolute sum of the terms of its largest output, from the
+    actual inputs. Raises ``AssertionError`` on leaving if ``layer`` never ran.
+    """
+    measured = [0.0]
+    calls = []
+
+    def record(module, args, output):
+        terms = args[0].detach().double().abs() @ module.weight.detach().double().abs().T
+        if module.bias is not None:
+            terms = terms + module.bias.detach().double().abs()
+        measured[0] = max(measured[0], terms.max().item())
+        calls.append(1)
+
+    handle = layer.register_forward_hook(record)
+    try:
+        yield measured
+    finally:
+        handle.remove()
+    assert calls, f"{layer} never ran: no magnitude to bound the rounding by"
