@@ -20,6 +20,8 @@ import torch
 
 __all__ = [
     "U",
+    "U64",
+    "assert_within",
     "chained_bound",
     "gamma",
     "matmul_bound",
@@ -29,17 +31,18 @@ __all__ = [
 ]
 
 U = 2.0**-24  # float32's unit roundoff: half the distance from 1 to the next float
+U64 = 2.0**-53  # float64's, for the tests that compute in float64
 
 
-def gamma(n):
+def gamma(n, u=U):
     """Higham's ``gamma_n = n u / (1 - n u)``: the relative error bound of ``n`` roundings."""
     n = np.asarray(n, dtype=np.float64)
-    if np.any(n * U >= 1):
-        raise ValueError(f"n={n} roundings have no float32 bound (n * u >= 1).")
-    return n * U / (1 - n * U)
+    if np.any(n * u >= 1):
+        raise ValueError(f"n={n} roundings have no bound at unit roundoff {u} (n * u >= 1).")
+    return n * u / (1 - n * u)
 
 
-def reassociation_bound(abs_sum, n):
+def reassociation_bound(abs_sum, n, u=U):
     """Largest difference between two float32 evaluations of one sum of ``n`` terms.
 
     Parameters
@@ -48,6 +51,8 @@ def reassociation_bound(abs_sum, n):
         The sum of the terms' absolute values (float64, from the actual operands).
     n : int
         The number of terms, at least 1: the longest accumulation.
+    u : float, default=U
+        The unit roundoff: :data:`U` (float32) or :data:`U64` (float64).
 
     Returns
     -------
@@ -55,7 +60,7 @@ def reassociation_bound(abs_sum, n):
         ``2 * gamma(n - 1) * abs_sum``: each evaluation, in whatever order or
         blocking, is within ``gamma(n - 1) * abs_sum`` of the exact sum.
     """
-    return 2 * gamma(max(n - 1, 0)) * np.asarray(abs_sum, dtype=np.float64)
+    return 2 * gamma(max(n - 1, 0), u) * np.asarray(abs_sum, dtype=np.float64)
 
 
 def matmul_bound(a, b):
@@ -116,3 +121,17 @@ def output_abs_sum(layer):
     finally:
         handle.remove()
     assert calls, f"{layer} never ran: no magnitude to bound the rounding by"
+
+
+def assert_within(actual, expected, bound):
+    """Assert ``|actual - expected| <= bound`` element-wise (arrays or tensors)."""
+    actual, expected = (torch.as_tensor(v).detach().double().numpy() for v in (actual, expected))
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    difference = np.abs(actual - expected)
+    bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), difference.shape)
+    if difference.size:
+        worst = np.unravel_index(np.argmax(difference - bound), difference.shape)
+        assert (difference <= bound).all(), (
+            f"|difference| {difference[worst]:.3g} > bound {bound[worst]:.3g} at index {worst}: "
+            f"{actual[worst]!r} against {expected[worst]!r}"
+        )
