@@ -135,3 +135,59 @@ def assert_within(actual, expected, bound):
             f"|difference| {difference[worst]:.3g} > bound {bound[worst]:.3g} at index {worst}: "
             f"{actual[worst]!r} against {expected[worst]!r}"
         )
+
+
+@contextmanager
+def attention_score_abs_sum(core, inputs=()):
+    """Record a float64 bound of the absolute sums of ``core``'s attention scores in the block.
+
+    Yields a list holding one float. The scores, by core (a ``LAMAModule``,
+    ``FCSRModule`` or ``DuoModule``):
+
+    - LAMA (Eq. 10-11): ``sum_k P(c)_k Q(u)_k`` over the ``rank`` products,
+      at most ``rank max|P(c)| max|Q(u)|``; ``tanh`` and the normalisation
+      across heads follow, neither widening an error relative to the score.
+    - FCSR (Eq. 9): ``q k / scale``, ``q`` and ``k`` outputs of one linear
+      layer, each within that layer's absolute sum ``A``: ``A**2 / scale``.
+    - Duo (Eq. 1-2): ``s . w``, ``s`` a LayerNorm output or, without encoder
+      layers, one of ``inputs`` (the real tokens' vectors): at most
+      ``max|s| * sum|w|`` (both streams).
+    """
+    from sklearn_lama.modules import DuoModule, FCSRModule, LAMAModule
+
+    measured, largest, handles = [0.0], {}, []
+
+    def keep(name):
+        def record(module, args, output):
+            value = output if torch.is_tensor(output) else torch.cat([o.flatten() for o in output])
+            largest[name] = max(largest.get(name, 0.0), value.detach().double().abs().max().item())
+
+        return record
+
+    if isinstance(core, LAMAModule):
+        handles += [core.attention.P.register_forward_hook(keep("P"))]
+        handles += [core.attention.Q.register_forward_hook(keep("Q"))]
+    elif isinstance(core, DuoModule):
+        largest["s"] = max([x.detach().double().abs().max().item() for x in inputs] + [0.0])
+        for layer in core.modules():
+            if isinstance(layer, torch.nn.LayerNorm):
+                handles += [layer.register_forward_hook(keep("s"))]
+    elif not isinstance(core, FCSRModule):
+        raise TypeError(f"no attention scores known for {type(core).__name__}")
+    context = output_abs_sum(core.attention.qk) if isinstance(core, FCSRModule) else None
+    try:
+        if context is None:
+            yield measured
+        else:
+            with context as qk:
+                yield measured
+    finally:
+        for handle in handles:
+            handle.remove()
+    if isinstance(core, LAMAModule):
+        measured[0] = core.attention.rank * largest["P"] * largest["Q"]
+    elif isinstance(core, FCSRModule):
+        measured[0] = qk[0] ** 2 / core.attention.scale
+    else:
+        w = max(core.w_s.detach().double().abs().sum(), core.w_p.detach().double().abs().sum())
+        measured[0] = largest["s"] * float(w)

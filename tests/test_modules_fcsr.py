@@ -16,6 +16,7 @@ from tests._tolerances import (
     U64,
     U,
     assert_within,
+    attention_score_abs_sum,
     chained_bound,
     gamma,
     output_abs_sum,
@@ -428,12 +429,10 @@ def test_token_attention_is_a_distribution_over_real_tokens(pooling):
     if pooling == "mean":  # 1 / length in both: exact
         assert torch.equal(weights[1:2, :, :4], alone)
     else:
-        with torch.no_grad(), output_abs_sum(model.attention.qk) as qk:
+        with torch.no_grad(), attention_score_abs_sum(model) as scores:
             model.token_attention(x[:2], mask[:2])
-        # Softmax inputs q k / scale, q and k each within the qk layer's
-        # absolute sum; before them the projection, FOFE (2T terms) and gates.
-        scores = qk[0] ** 2 / model.attention.scale
-        bound = probability_bound(chained_bound(scores, 2 * 9, depth=5))
+        # Before the scores: the projection, FOFE (2T terms), the gates, q and k.
+        bound = probability_bound(chained_bound(scores[0], 2 * 9, depth=4))
         assert_within(weights[1:2, :, :4], alone, bound)
     if pooling == "mean":
         torch.testing.assert_close(alone, torch.full((1, 1, 4), 0.25))

@@ -68,7 +68,7 @@ def test_matmul_bound_holds_for_any_batch_shape(shape):
 
 def test_gamma_refuses_sums_too_long_for_float32():
     assert gamma(1) == pytest.approx(U)
-    with pytest.raises(ValueError, match="no float32 bound"):
+    with pytest.raises(ValueError, match="no bound"):
         gamma(2**24)
 
 
