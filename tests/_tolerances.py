@@ -109,10 +109,7 @@ def output_abs_sum(layer):
     calls = []
 
     def record(module, args, output):
-        terms = args[0].detach().double().abs() @ module.weight.detach().double().abs().T
-        if module.bias is not None:
-            terms = terms + module.bias.detach().double().abs()
-        measured[0] = max(measured[0], terms.max().item())
+        measured[0] = max(measured[0], _abs_sum(module, args[0]))
         calls.append(1)
 
     handle = layer.register_forward_hook(record)
@@ -191,3 +188,37 @@ def attention_score_abs_sum(core, inputs=()):
     else:
         w = max(core.w_s.detach().double().abs().sum(), core.w_p.detach().double().abs().sum())
         measured[0] = largest["s"] * float(w)
+
+
+def estimator_probability_bound(estimator, X, n, depth):
+    """Bound on two float32 runs' probabilities of the fitted ``estimator`` on ``X``.
+
+    :func:`probability_bound` of :func:`chained_bound`, with the absolute sum
+    of the network's output layer (its last ``nn.Linear``) measured on ``X``.
+    Where the prediction path skips that layer (Duo folds its head into
+    per-token terms), the sum is taken normwise: ``n`` terms each at most the
+    largest ``|logit|``, as LayerNorm and the attention averages bound the
+    features. ``n`` and ``depth`` are the network's, as in :func:`chained_bound`.
+    """
+    network = getattr(estimator, "steps", [(None, estimator)])[-1][1].net_.module_
+    layer = [m for m in network.modules() if isinstance(m, torch.nn.Linear)][-1]
+    measured, handle = (
+        [],
+        layer.register_forward_hook(
+            lambda module, args, output: measured.append(_abs_sum(module, args[0]))
+        ),
+    )
+    try:
+        logits = estimator.decision_function(X)
+    finally:
+        handle.remove()
+    abs_sum = max(measured) if measured else n * np.abs(np.asarray(logits, np.float64)).max()
+    return probability_bound(chained_bound(abs_sum, n, depth))
+
+
+def _abs_sum(layer, h):
+    """The largest float64 ``|h| @ |W|.T + |b|`` of the linear ``layer`` on ``h``."""
+    terms = h.detach().double().abs() @ layer.weight.detach().double().abs().T
+    if layer.bias is not None:
+        terms = terms + layer.bias.detach().double().abs()
+    return terms.max().item()
