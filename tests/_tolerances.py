@@ -68,8 +68,8 @@ def matmul_bound(a, b):
 
     The absolute sums are ``|a| @ |b|`` in float64; ``n`` is ``a``'s last dimension.
     """
-    a = torch.as_tensor(a).double().abs()
-    b = torch.as_tensor(b).double().abs()
+    a = torch.as_tensor(a).detach().double().abs()
+    b = torch.as_tensor(b).detach().double().abs()
     return reassociation_bound((a @ b).numpy(), a.shape[-1])
 
 
