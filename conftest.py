@@ -116,7 +116,13 @@ def _default_inference_batch_size(size):
 
 @pytest.fixture(scope="session")
 def toy_corpus():
-    """A small two-class corpus whose classes differ by vocabulary."""
+    """A small two-class corpus whose classes differ by vocabulary.
+
+    Separable by construction: every document holds three words of its
+    class's seven and none of the other's. The tests' accuracy thresholds on
+    it (0.8 to 0.9, chance 0.5) sit well below the 1.0 a fit reaches, so no
+    seed or CPU's rounding decides them; the seeds fix the rest.
+    """
     rng = np.random.RandomState(0)
     pos = ["good", "great", "excellent", "fine", "nice", "happy", "love"]
     neg = ["bad", "awful", "poor", "terrible", "sad", "hate", "worst"]
