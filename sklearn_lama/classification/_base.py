@@ -1,13 +1,16 @@
 """The base class of the classifiers: parameters, ``fit`` and prediction.
 
-A concrete classifier declares its parameters (:mod:`._parameters`) and
-builds its torch core in ``_build_core``; this class runs the rest. ``X``
-takes one path through the modules, in order: :mod:`._inputs` validates it
-and reads it through the adapter of its kind into batches
+A concrete classifier documents its parameters in its docstring, extends
+this class's ``_parameter_constraints`` with its own and builds its torch
+core in ``_build_core``; this class runs the rest. ``X`` takes one path
+through the modules, in order: :mod:`._inputs` validates it and reads it
+through the adapter of its kind into batches
 (:mod:`..training._batching`), which also gives the training view;
 :mod:`..training._net` trains the net on it, :mod:`..training._inference` runs the
 fitted net over them.
 """
+
+from numbers import Integral, Real
 
 import numpy as np
 import torch
@@ -20,20 +23,19 @@ from ..training._config import training_config
 from ..training._driver import restore_net, train
 from ..training._inference import run_sorted
 from ..training._net import make_classifier_net, training_state
-from ..utils._parameters import DeclaredParameters
+from ..training._parameters import OPTIMIZERS, TRAINING_CONSTRAINTS
+from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._state import PortableState
 from ..utils._threads import resolve_threads, torch_threads
-from ._docstrings import classifier_docstring
 from ._inputs import read_input, restore_adapter
 from ._nb_features import NaiveBayesColumns
 from ._targets import restore_target
 from ._training import ClassifierTraining
-from ._vector_defaults import setting
 
 __all__ = ["BaseSequenceClassifier"]
 
 
-class BaseSequenceClassifier(PortableState, DeclaredParameters, ClassifierMixin, BaseEstimator):
+class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
     """Base class of the sequence classifiers; not for direct use.
 
     Accepted inputs ``X``:
@@ -54,10 +56,25 @@ class BaseSequenceClassifier(PortableState, DeclaredParameters, ClassifierMixin,
     shared encoder.
     """
 
-    @classmethod
-    def _render_docstring(cls, doc, defaults):
-        # The Parameters entries, and the texts every classifier shares.
-        return classifier_docstring(doc, cls._parameters, defaults)
+    # The constraints of the parameters every classifier has; each extends them
+    # with its own (``{**BaseSequenceClassifier._parameter_constraints, ...}``).
+    _parameter_constraints = {
+        **TRAINING_CONSTRAINTS,
+        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
+        "freeze_embeddings": ["boolean"],
+        "embedding_dropout": [Interval(Real, 0, 1, closed="left")],
+        "nb_unigram_weight": [Interval(Real, 0, None, closed="left")],
+        "nb_bigram_weight": [Interval(Real, 0, None, closed="left")],
+        "nb_folds": [Interval(Integral, 2, None, closed="left"), Options(Integral, {0})],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "optimizer": [StrOptions(set(OPTIMIZERS))],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "ema_horizon": [Interval(Real, 0, None, closed="left")],
+        "class_weight": [dict, list, StrOptions({"balanced"}), None],
+        "calibration": [StrOptions({"temperature"}), None],
+        "inference_batch_size": [Interval(Integral, 1, None, closed="left")],
+    }
 
     # -------------------------------------------------------------- hooks
     def _build_core(self, input_size, n_outputs):
@@ -121,16 +138,20 @@ class BaseSequenceClassifier(PortableState, DeclaredParameters, ClassifierMixin,
         )
         lookup, sizes = self.input_adapter_.lookup(self.embedding_dim, naive_bayes, counted)
         combination = self._combination()
+        freeze = self.freeze_embeddings
+        if freeze == "auto":
+            # LAMA's default: keep pretrained vectors fixed, fine-tune those trained on the corpus.
+            freeze = self.input_adapter_.pretrained
         return SequenceNetwork(
             self._build_core(combination.input_size(sizes), self.target_encoder_.n_outputs),
-            # "auto" (LAMA) resolves by whether the input's vectors are pretrained.
-            freeze=setting(self, "freeze_embeddings"),
+            freeze=freeze,
             combine=combination,
             embedding_dropout=self.embedding_dropout,
             **lookup,
         )
 
     # ----------------------------------------------------------- training
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Train the model.
 
@@ -162,6 +183,7 @@ class BaseSequenceClassifier(PortableState, DeclaredParameters, ClassifierMixin,
         """
         return self._train(X, y, sample_weight, resume=self.warm_start)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Train for one epoch, continuing from the current weights.
 
@@ -199,7 +221,6 @@ class BaseSequenceClassifier(PortableState, DeclaredParameters, ClassifierMixin,
         validation split; an int trains that many epochs on all of ``X``
         (``partial_fit``).
         """
-        self._validate_params()
         self._check_params()
         resume = resume and hasattr(self, "net_")
         if not resume and epochs is not None and classes is None:
@@ -213,7 +234,7 @@ class BaseSequenceClassifier(PortableState, DeclaredParameters, ClassifierMixin,
 
     def _training_config(self):
         """The :class:`~sklearn_lama.training._config.TrainingConfig` of the current parameters."""
-        return training_config(type(self).__name__, self.get_params(deep=False), self._parameters)
+        return training_config(type(self).__name__, self.get_params(deep=False))
 
     def _make_net(self, module, config, split, callbacks, device):
         """The skorch net that trains (or runs) ``module`` with the current parameters."""

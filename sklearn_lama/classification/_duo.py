@@ -9,11 +9,10 @@ from ..modules import DuoModule, TableStreams
 from ..modules._duo_folded import FoldedDuo
 from ..training._batching import MAX_BATCH_TOKENS, BatchBudget
 from ..training._parameters import INFERENCE_BATCH
-from ..utils._parameters import Param
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
-from ._parameters import ADDITIONS_OFF, inference_batch_description, shared_parameters
+from ._parameters import ADDITIONS_OFF
 
 __all__ = ["DuoClassifier"]
 
@@ -45,17 +44,274 @@ class DuoClassifier(BaseSequenceClassifier):
 
     Parameters
     ----------
-    %(parameters)s
+    d_ff : int, default=600
+        Width of the fusion layer ``W^O`` (and of the encoder feed-forwards).
+    n_layers : int, default=0
+        Duo Transformer encoder layers before the head. Their self-attention
+        needs memory that grows with the square of the document length:
+        batches are cut so that one attention tensor (documents x ``n_heads``
+        x T x T float32) stays within ``max_attention_bytes`` (256 MiB), and
+        a document too long for that on its own (over 4096 tokens at
+        ``n_heads=4``) raises a
+        ``ValueError`` in ``fit`` and ``predict`` rather than exhausting
+        memory; cut documents with ``Word2VecVectorizer(max_len=...)``. With
+        ``n_layers=0`` memory is linear in the length.
+    n_heads : int, default=4
+        Heads of each encoder layer, whose attention width is the smallest
+        multiple of ``n_heads`` at least as wide as the wider embedding. Unused
+        when ``n_layers=0``.
+    attention_softmax : bool, default=True
+        Normalise the Eq. 1-2 scores with a softmax (the paper drops it).
+    bias : bool, default=True
+        Biases in the fusion and output layers (the paper has none).
+    dropout : float, default=0.1
+        Dropout on the fused vector and inside the encoder layers.
+    positions : {"concat", "add"} or None, default="concat"
+        Sinusoidal position encoding given to both embeddings before the
+        encoder layers and the Eq. 1-3 head: ``"concat"`` appends a
+        ``position_dim``-wide encoding, ``"add"`` adds one of the embedding's
+        width as the Transformer does, ``None`` is the paper's order-blind
+        classifier. Without positions the model cannot tell the columns of a
+        plain 2-D float array apart (see
+        :class:`~sklearn_lama.modules.DuoModule`).
+    position_dim : int, default=4
+        Width of the ``"concat"`` position encoding.
+    max_attention_bytes : int, default=268435456
+        Budget (256 MiB) of one attention tensor of an encoder layer
+        (documents x ``n_heads`` x T x T float32) in a batch, when
+        ``n_layers >= 1``: batches hold fewer documents to keep within it, and
+        a document too long for it alone is refused. A layer holds several
+        such tensors at once (the reliability page gives the peak memory);
+        raise it on a GPU with memory to spare.
+    embedding_dim : int, default=100
+        Embedding size learned from scratch when ``X`` is an integer id array
+        (unused otherwise: the tables or vectors of ``X`` set the size).
+    freeze_embeddings : bool, default=False
+        Keep the embedding tables fixed instead of fine-tuning them.
+    embedding_dropout : float, default=0.5
+        Dropout on each embedding stream's token vectors while training (the
+        paper has none: 0), against fine-tuned vectors fitting a small training
+        set; the results page compares values.
+    nb_unigram_weight : float, default=3.0
+        Weight of the Naive Bayes features of single tokens, appended to every
+        token vector when ``X`` comes with embedding tables (the vectorizers'
+        output): the token's log-count ratio, how much more often the
+        documents of a class hold it than the others (Wang & Manning, 2012;
+        one column for two classes, else one per class), computed on the
+        training documents only (never on the held-out validation ones),
+        cross-fitted (``nb_folds``), standardised and scaled to
+        ``nb_unigram_weight`` times the spread of the table's vectors (divided
+        by the square root of the number of columns), and kept fixed. Word
+        vectors trained on a small corpus barely separate "good" from "bad";
+        these columns carry what TF-IDF + LogisticRegression learns from such
+        a corpus. ``0`` leaves them out: the papers' inputs (word vectors
+        only).
+
+        .. versionchanged:: 0.8.0
+           Renamed from ``nb_features``, a name that read as a count.
+           Cross-fitted and kept fixed: they were fine-tuned columns of the
+           tables, counted on every training document.
+    nb_bigram_weight : float, default=1.0
+        Weight of the Naive Bayes features of word pairs, appended to every
+        token vector after those of ``nb_unigram_weight`` (same tables, same
+        scaling): the log-count ratio of the pair the token ends (Wang &
+        Manning, 2012, whose bigram features give a linear model most of its
+        edge on sentiment), for the pairs held by at least two training
+        documents (0 for the others and the first token); computed on the
+        training documents only, cross-fitted (``nb_folds``) and kept fixed.
+        ``0`` leaves them out.
+
+        .. versionchanged:: 0.8.0
+           Renamed from ``nb_bigrams``, a name that read as a count.
+    nb_folds : int, default=10
+        Cross-fitting of the Naive Bayes ratios (``nb_unigram_weight``,
+        ``nb_bigram_weight``): while training, each document reads the ratios
+        counted without the documents of its fold (one of ``nb_folds``, a hash
+        of its tokens), as target encoding is cross-fitted, so that a token or
+        pair held by few training documents is not a cue that gives their
+        labels away; predictions use the ratios of all training documents.
+        ``0`` counts every training document for every row: a document's own
+        label then reaches its features while training (a label leak).
+
+        .. versionchanged:: 0.8.0
+           Applies to the token ratios too.
+    max_epochs : int, default=20
+        Maximum passes over the training data.
+    max_time : float or None, default=None
+        Training budget of a ``fit`` in seconds (``None``: none), checked after
+        every training batch: the epoch then ends there (it is still validated
+        and recorded) and training stops. Validation counts; what callbacks do
+        at the end of an epoch does not. ``net_.history`` records the time so
+        far as ``seconds``.
+    batch_size : int, default=128
+        Documents per training batch (batches also keep within a budget of
+        padded tokens, so a batch of long documents holds fewer).
+    optimizer : {"sgd", "adam"}, default="adam"
+        ``"sgd"`` uses ``momentum``; the paper uses Adam.
+    lr : float, default=0.002
+        Learning rate.
+    momentum : float, default=0.9
+        SGD momentum, used with ``optimizer="sgd"``.
+    weight_decay : float, default=0.0
+        L2 penalty applied by the optimiser.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the training data (stratified) and
+        keep the weights of the epoch with the lowest validation loss, stopping
+        after ``patience`` epochs without improvement. Skipped when the data are
+        too small for a useful stratified split (a class with one document, or
+        fewer than 5 held-out documents per class).
+    validation_fraction : float, default=0.1
+        Share of the training data held out for early stopping.
+    patience : int, default=2
+        Epochs without improvement before stopping (the LAMA paper's is 5).
+    ema_horizon : float, default=0.5
+        Horizon, in epochs, of an exponential moving average of the weights
+        (Polyak averaging): after every training step the average moves
+        towards the weights by ``1 / (ema_horizon * steps_per_epoch)``, with
+        ``ceil(n_training_documents / batch_size)`` steps per epoch. It starts
+        from the initial weights, so the first epoch's average still leans
+        towards them. Validation, early stopping, checkpoints and the fitted
+        model use the average; training goes on from the optimiser's own
+        weights. ``0`` trains as the papers do, on the last weights (the
+        documentation's results page compares the two). ``partial_fit`` does
+        not average (one epoch, often of a few steps, per call), nor does a
+        fit whose horizon is under one step; continued training
+        (``warm_start``) starts a new average from the fitted weights.
+    class_weight : dict, list of dict, "balanced" or None, default=None
+        Weights of the classes in the loss, as in scikit-learn's linear
+        models: a dict ``{label: weight}``, ``"balanced"`` for
+        ``n_documents / (n_classes * np.bincount(y))``, or ``None`` for 1 each.
+        Multiplied with ``sample_weight`` when both are given. With a 2-D
+        ``y``, ``"balanced"`` balances each label's 1s and 0s (indicator
+        matrix) or each task's classes over its labelled documents
+        (multi-output), and a list holds one dict per column: ``{0: w0, 1:
+        w1}`` per label, ``{label: weight}`` per task.
+    calibration : {"temperature"} or None, default=None
+        ``"temperature"`` divides the logits by temperatures fitted, after
+        training, to minimise the log-loss of the validation split that ``fit``
+        holds out (temperature scaling, reference [4]): one for a label per
+        document, one for all labels of an indicator matrix, one per task. It
+        changes ``predict_proba`` only, never ``predict`` (a positive
+        temperature keeps every argmax and every sign); ``decision_function``
+        stays the network's raw scores. It needs the held-out split, so
+        ``early_stopping=True`` and enough documents, else ``fit`` raises a
+        ValueError before training; ``partial_fit`` holds nothing out and
+        resets ``temperature_`` to ``None``.
+    callbacks : list or None, default=None
+        skorch callbacks added to the net, as instances or ``(name, callback)``
+        pairs (e.g. ``skorch.callbacks.LRScheduler``, ``GradientNormClipping``).
+        They are code, so :func:`~sklearn_lama.save_weights` does not store
+        them: a loaded estimator has ``callbacks=None``.
+    warm_start : bool, default=False
+        When the estimator is already fitted, ``fit`` continues training the
+        current network, weights and optimizer state, for ``max_epochs`` more
+        epochs instead of starting over. ``X`` must be of the kind seen in the
+        first fit (the same vocabulary, or the same number of tokens) and ``y``
+        may only hold labels of ``classes_``; architecture parameters must not
+        change. The learning rate and the other optimizer settings are taken
+        from the current parameters, the optimizer's moments are kept (unless
+        ``optimizer`` changed). Early stopping starts afresh on each call.
+        :meth:`partial_fit` always continues, one epoch per call.
+    checkpoint : str or path-like, default=None
+        File name for checkpoints in the format of
+        :func:`~sklearn_lama.save_weights`, written after each epoch that
+        lowers the validation loss (after every epoch when no validation split
+        is used), through skorch's :class:`~skorch.callbacks.Checkpoint`.
+        Every fit writes its own file: ``{fit}`` in the name is replaced by 12
+        hex digits identifying the parameters and the training data (inserted
+        before the suffix when absent: ``"run.safetensors"`` becomes
+        ``"run-3f2a9c1b0d4e.safetensors"``), so the fits of a ``GridSearchCV`` never
+        overwrite each other and a rerun of the same fit finds its file again;
+        skorch's fields (``{last_epoch[epoch]}``) work too.
+        ``checkpoint_path_`` names the file. Each write replaces the file
+        atomically, so a killed process loses at most the epoch in progress,
+        and ``load_weights(path).set_params(warm_start=True).fit(X, y)``
+        resumes. A directory, or a file in a directory that does not exist or
+        cannot be written, raises ``ValueError`` before training starts.
+    device : str or torch.device, default="cpu"
+        Where the network trains and predicts: ``"cpu"``, ``"cuda"``,
+        ``"cuda:N"`` or ``"mps"`` (Apple GPUs), where available.
+    precision : {"32", "bf16", "16-mixed"}, default="32"
+        Arithmetic of the forward pass. ``"32"``: float32 throughout.
+        ``"bf16"``: :func:`torch.autocast` to bfloat16 (on the CPU, and on
+        GPUs that support it); ``"16-mixed"``: autocast to float16 with
+        gradient scaling (:class:`torch.amp.GradScaler`), CUDA only: on
+        another device it raises ``ValueError`` before training (float16 is
+        not faster on CPUs; use ``"bf16"`` there). Weights, optimizer state,
+        loss and the returned probabilities stay float32. A model trained with
+        ``"16-mixed"`` and loaded where CUDA is missing predicts in float32.
+    torch_threads : int or None, default=None
+        torch's intra-op threads during ``fit``, ``predict`` and the other
+        methods; the caller's setting is restored afterwards. ``None`` means
+        1, as ``n_jobs=None`` does in scikit-learn: on a machine that other
+        processes keep busy, threads beyond the idle cores spin waiting for
+        each other, and under a parallel search (loky, Dask, Ray) each fit
+        then keeps to one core. A positive int asks for that many; a
+        negative one counts from the CPUs the process was given
+        (``OMP_NUM_THREADS`` if set, else its CPU affinity): -1 is all of
+        them. See the user guide's "Scaling out" page.
+    max_batch_tokens : int, default=32768
+        Budget of padded tokens (documents x longest length) of every batch,
+        in training and inference; a longer document is a batch of its own.
+        Memory grows linearly with it (the reliability page gives each
+        model's bytes per token): raise it on a GPU with memory to spare.
+    inference_batch_size : int, default=256
+        Most documents per batch in ``predict``, ``predict_proba``,
+        ``decision_function``, ``attention_weights`` and validation (at
+        least ``batch_size``), within ``max_batch_tokens``.
+        On the CPU, a batch of the prediction methods (not of validation) also
+        holds at most 8,192 padded tokens, whose activations then stay in
+        the processor's caches.
+    verbose : int, default=0
+        Above 0, print a progress bar and a per-epoch table of training
+        loss/accuracy and validation loss/accuracy.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, shuffling, dropout and the validation split. With
+        an int, fits on the same data give the same model, whatever the order
+        of the documents.
 
     Attributes
     ----------
-    %(fitted_attributes)s
+    classes_ : ndarray of shape (n_classes,) or list of ndarray
+        Class labels; with an indicator matrix ``y``, the column indices
+        ``arange(n_labels)``; with a multi-output ``y``, one array per task.
+    target_encoder_ : object
+        The encoding of ``y`` chosen in ``fit`` from its kind (one label per
+        document, an indicator matrix, one column per task): it validates
+        and encodes ``y``, gives the loss and turns the logits into scores,
+        probabilities and labels.
+    temperature_ : ndarray of shape (n_temperatures,) or None
+        The temperatures of ``calibration="temperature"`` (one, or one per
+        task), ``None`` without calibration.
+    net_ : skorch.NeuralNetClassifier
+        The trained skorch net; ``net_.history`` holds per-epoch metrics and
+        ``net_.module_`` the torch network.
+    n_epochs_ : int
+        Epochs trained, over all ``fit`` calls that continued training
+        (``warm_start``, ``partial_fit``).
+    input_adapter_ : InputAdapter
+        How ``X`` is read: the :class:`~sklearn_lama.InputAdapter` of its kind
+        (``TokenSequences``, token ids, a 2-D or 3-D float array), holding
+        what ``fit`` learned about it (vocabulary fingerprint and size, vector
+        sizes); later inputs must match.
+    n_features_in_ : int
+        Number of tokens per document, when fitted on a plain array.
+    checkpoint_path_ : str or None
+        The file the last fit wrote its checkpoints to (``checkpoint``).
 
     References
     ----------
     .. [1] Li, Q., Jiang, X., Xia, J. and Li, J. "Meta-Embeddings Based on
        Self-Attention."
-    %(shared_references)s
+    .. [2] Wang, S. and Manning, C. D. "Baselines and Bigrams: Simple, Good
+       Sentiment and Topic Classification." ACL 2012 (the Naive Bayes
+       log-count ratios of ``nb_unigram_weight`` and ``nb_bigram_weight``).
+    .. [3] Polyak, B. T. and Juditsky, A. B. "Acceleration of Stochastic
+       Approximation by Averaging." SIAM Journal on Control and Optimization
+       30(4), 1992 (the weight average of ``ema_horizon``).
+    .. [4] Guo, C., Pleiss, G., Sun, Y. and Weinberger, K. Q. "On Calibration
+       of Modern Neural Networks." ICML 2017 (the temperature scaling of
+       ``calibration``).
 
     Examples
     --------
@@ -87,82 +343,17 @@ class DuoClassifier(BaseSequenceClassifier):
     # Padded tokens of a prediction batch on the CPU (BaseSequenceClassifier._inference_budget).
     _inference_tokens = 8192
 
-    _parameters = {
-        "d_ff": Param(
-            "int",
-            [Interval(Integral, 1, None, closed="left")],
-            "Width of the fusion layer ``W^O`` (and of the encoder feed-forwards).",
-        ),
-        "n_layers": Param(
-            "int",
-            [Interval(Integral, 0, None, closed="left")],
-            """Duo Transformer encoder layers before the head. Their self-attention
-            needs memory that grows with the square of the document length:
-            batches are cut so that one attention tensor (documents x ``n_heads``
-            x T x T float32) stays within ``max_attention_bytes`` (256 MiB), and
-            a document too long for that on its own (over 4096 tokens at
-            ``n_heads=4``) raises a
-            ``ValueError`` in ``fit`` and ``predict`` rather than exhausting
-            memory; cut documents with ``Word2VecVectorizer(max_len=...)``. With
-            ``n_layers=0`` memory is linear in the length.""",
-        ),
-        "n_heads": Param(
-            "int",
-            [Interval(Integral, 1, None, closed="left")],
-            """Heads of each encoder layer, whose attention width is the smallest
-            multiple of ``n_heads`` at least as wide as the wider embedding. Unused
-            when ``n_layers=0``.""",
-        ),
-        "attention_softmax": Param(
-            "bool",
-            ["boolean"],
-            "Normalise the Eq. 1-2 scores with a softmax (the paper drops it).",
-        ),
-        "bias": Param(
-            "bool",
-            ["boolean"],
-            "Biases in the fusion and output layers (the paper has none).",
-        ),
-        "dropout": Param(
-            "float",
-            [Interval(Real, 0, 1, closed="left")],
-            "Dropout on the fused vector and inside the encoder layers.",
-        ),
-        "positions": Param(
-            '{"concat", "add"} or None',
-            [StrOptions({"concat", "add"}), None],
-            """Sinusoidal position encoding given to both embeddings before the
-            encoder layers and the Eq. 1-3 head: ``"concat"`` appends a
-            ``position_dim``-wide encoding, ``"add"`` adds one of the embedding's
-            width as the Transformer does, ``None`` is the paper's order-blind
-            classifier. Without positions the model cannot tell the columns of a
-            plain 2-D float array apart (see
-            :class:`~sklearn_lama.modules.DuoModule`).""",
-        ),
-        "position_dim": Param(
-            "int",
-            [Interval(Integral, 1, None, closed="left")],
-            'Width of the ``"concat"`` position encoding.',
-        ),
-        "max_attention_bytes": Param(
-            "int",
-            [Interval(Integral, 1, None, closed="left")],
-            """Budget (256 MiB) of one attention tensor of an encoder layer
-            (documents x ``n_heads`` x T x T float32) in a batch, when
-            ``n_layers >= 1``: batches hold fewer documents to keep within it, and
-            a document too long for it alone is refused. A layer holds several
-            such tensors at once (the reliability page gives the peak memory);
-            raise it on a GPU with memory to spare.""",
-        ),
-        **shared_parameters(
-            inference_batch_size={"description": inference_batch_description(_inference_tokens)},
-            optimizer={"description": '``"sgd"`` uses ``momentum``; the paper uses Adam.'},
-            embedding_dropout={
-                "description": """Dropout on each embedding stream's token vectors
-                while training (the paper has none: 0), against fine-tuned vectors
-                fitting a small training set; the results page compares values."""
-            },
-        ),
+    _parameter_constraints = {
+        **BaseSequenceClassifier._parameter_constraints,
+        "d_ff": [Interval(Integral, 1, None, closed="left")],
+        "n_layers": [Interval(Integral, 0, None, closed="left")],
+        "n_heads": [Interval(Integral, 1, None, closed="left")],
+        "attention_softmax": ["boolean"],
+        "bias": ["boolean"],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "positions": [StrOptions({"concat", "add"}), None],
+        "position_dim": [Interval(Integral, 1, None, closed="left")],
+        "max_attention_bytes": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(

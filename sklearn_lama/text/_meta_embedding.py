@@ -11,7 +11,7 @@ from sklearn.base import TransformerMixin, clone
 
 from ..utils._compatibility import migration
 from ..utils._persistence import register
-from ..utils._sklearn_compat import _BaseComposition
+from ..utils._sklearn_compat import _BaseComposition, _fit_context
 from ..utils._state import PortableState
 from ._sequences import N_RESERVED, OOV_ID
 from ._text import build_batch_tokenizer, check_documents, iter_token_lists
@@ -60,12 +60,42 @@ class MetaEmbeddingTransformer(
         Embedding sources. Each must expose ``vocabulary_`` (word → row) and
         ``embedding_`` (the table) after ``fit``, as
         :class:`Word2VecVectorizer` does.
-    strip_accents, lowercase, preprocessor, token_pattern, tokenizer, stop_words
-        Tokenisation of the shared vocabulary; as in :class:`Word2VecVectorizer`.
-    max_len, oov, encoding
-        As in :class:`Word2VecVectorizer`.
+    strip_accents : {"ascii", "unicode"} or callable, default=None
+        Remove accents and perform other character normalisation before
+        tokenising, as in
+        :class:`~sklearn.feature_extraction.text.CountVectorizer`: ``"ascii"``
+        is fast but only for characters with a direct ASCII mapping,
+        ``"unicode"`` works on any character, ``None`` does nothing.
+    lowercase : bool, default=True
+        Convert documents to lower case before tokenising.
+    preprocessor : callable, default=None
+        Overrides the preprocessing stage (``strip_accents`` and
+        ``lowercase``) while keeping tokenisation, as in ``CountVectorizer``:
+        a function from a document to a document.
+    token_pattern : str, default=r"(?u)\\b\\w+\\b|[^\\w\\s]"
+        Regular expression that finds tokens (as in
+        :class:`~sklearn.feature_extraction.text.CountVectorizer`). The default
+        keeps words of any length and single punctuation marks, which carry
+        sentiment ("!", "?").
+    tokenizer : callable, default=None
+        Overrides ``token_pattern``: a function from a document to its tokens.
+    stop_words : {"english"}, list, default=None
+        Words removed after tokenising, as in ``CountVectorizer``:
+        ``"english"`` is scikit-learn's built-in list (see its known issues),
+        a list is used as given (after no preprocessing: give them in the form
+        the tokens take), ``None`` keeps every word. Tokens keep their document
+        order.
+    max_len : int, default=None
+        Keep only the first ``max_len`` tokens of each document (after removing
+        discarded words). ``None`` keeps everything.
+    oov : {"discard", "token"}, default="token"
+        What happens to words outside the shared vocabulary: ``"token"`` maps
+        them to the reserved out-of-vocabulary id 1, ``"discard"`` drops them.
+        The OOV row of each table is its source's own.
     min_count : int, default=2
         Words seen fewer times are left out of the shared vocabulary.
+    encoding : str, default="utf-8"
+        Used to decode ``bytes`` documents.
     n_jobs : int, default=None
         Sources fitted at once, each in a thread of this process (word2vec's
         training releases the GIL). ``None`` fits them one after another, as
@@ -167,6 +197,8 @@ class MetaEmbeddingTransformer(
                 )
         self._validate_names([name for name, _ in self.sources])
 
+    # The sources are estimators of their own: their fits validate their parameters.
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, raw_documents, y=None):
         """Fit every source on the corpus and align their tables.
 
@@ -181,7 +213,6 @@ class MetaEmbeddingTransformer(
         -------
         self : MetaEmbeddingTransformer
         """
-        self._validate_params()
         self._check_sources()
         documents = check_documents(raw_documents, self.encoding, "raw_documents")
         if not documents:

@@ -2,9 +2,9 @@
 
 import dataclasses
 
-from ._parameters import TRAINING_PARAMETERS
+from ._parameters import TRAINING_CONSTRAINTS
 
-__all__ = ["TrainingConfig", "training_config"]
+__all__ = ["NOT_IDENTIFYING", "TrainingConfig", "training_config"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -12,7 +12,7 @@ class TrainingConfig:
     """What the training layer reads of an estimator: its training parameters, fixed for one fit.
 
     The fields are the parameters of
-    :data:`~sklearn_lama.training._parameters.TRAINING_PARAMETERS` (one
+    :data:`~sklearn_lama.training._parameters.TRAINING_CONSTRAINTS` (one
     meaning in every estimator; see their documentation), plus:
 
     Attributes
@@ -43,7 +43,12 @@ class TrainingConfig:
     random_state: object
 
 
-def training_config(owner, params, declarations):
+# The parameters that say where a fit runs, is written or is reported, not what
+# it learns: left out of a fit's identity (the checkpoint file name).
+NOT_IDENTIFYING = {"callbacks", "checkpoint", "device", "torch_threads", "verbose", "warm_start"}
+
+
+def training_config(owner, params):
     """The :class:`TrainingConfig` of one fit.
 
     Parameters
@@ -51,20 +56,16 @@ def training_config(owner, params, declarations):
     owner : str
         The estimator's class name.
     params : dict
-        Its ``get_params(deep=False)``.
-    declarations : dict of str to Param
-        Its parameter declarations: those with ``identifies_fit=False`` are
+        Its ``get_params(deep=False)``; those of :data:`NOT_IDENTIFYING` are
         left out of the fit's identity.
 
     Returns
     -------
     config : TrainingConfig
     """
-    identifying = {
-        name: value for name, value in params.items() if declarations[name].identifies_fit
-    }
+    identifying = {name: value for name, value in params.items() if name not in NOT_IDENTIFYING}
     return TrainingConfig(
         owner=owner,
         identity=f"{owner}{sorted(identifying.items())!r}",
-        **{name: params[name] for name in TRAINING_PARAMETERS},
+        **{name: params[name] for name in TRAINING_CONSTRAINTS},
     )

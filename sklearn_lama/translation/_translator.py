@@ -3,6 +3,7 @@
 import time
 import warnings
 from functools import partial
+from numbers import Integral, Real
 
 import numpy as np
 import torch
@@ -14,14 +15,14 @@ from ..text._sequences import TokenSequences
 from ..training._config import training_config
 from ..training._driver import restore_net, train
 from ..training._net import training_state
+from ..training._parameters import TRAINING_CONSTRAINTS
 from ..training._seq2seq import make_translation_net
 from ..training._splits import HoldOut
-from ..utils._parameters import DeclaredParameters
 from ..utils._persistence import register
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._state import PortableState
 from ..utils._threads import resolve_threads, torch_threads
 from ._decoding import beam_search, greedy_search
-from ._parameters import TRANSLATOR_PARAMETERS
 from ._subword_vectors import start_from_word2vec
 from ._subwords import (
     SubwordModel,
@@ -36,7 +37,7 @@ __all__ = ["DuoTranslator"]
 
 
 @register
-class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
+class DuoTranslator(PortableState, BaseEstimator):
     """Duo Transformer translator (meta-embedding encoder-decoder) for lists of sentences.
 
     An encoder-decoder Transformer whose tokens are read through two embedding
@@ -78,7 +79,135 @@ class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
 
     Parameters
     ----------
-    %(parameters)s
+    d_model : int, default=256
+        Width of each embedding stream and of every layer.
+    n_heads : int, default=4
+        Attention heads; must divide ``d_model``.
+    d_ff : int, default=1024
+        Feed-forward width.
+    n_layers : int, default=3
+        Encoder layers and decoder layers (each).
+    dropout : float, default=0.1
+        Dropout rate of the embeddings and of every attention and feed-forward
+        sub-layer, as in the Transformer.
+    meta_embeddings : bool, default=True
+        Two embedding streams instead of one, on both sides: every encoder
+        self-attention and decoder cross-attention is Duo attention (Eq. 4-5).
+        The first step of the paper's ablation (Table 6).
+    weight_sharing : bool, default=True
+        In every attention, one stream's key and value projections are one
+        matrix (§3.2.1). The second step of Table 6.
+    duo_norm : bool, default=True
+        In the decoder, the Duo layer norm (Eq. 6) between the masked
+        attention and the feed-forward (§3.4); needs ``meta_embeddings``.
+        The third step of Table 6.
+    fusion : bool, default=True
+        The output layer is tied to the target embeddings through a learned
+        projection of their concatenation (§3.3); off, to the embeddings
+        themselves. The last step of Table 6.
+    embedding_init : {"auto", "word2vec", "random"}, default="auto"
+        How the subword embedding tables start. ``"word2vec"``: from word2vec
+        vectors (gensim) learned in ``fit`` on the training pairs' subwords,
+        one model per stream and side: CBOW for the first stream, skip-gram
+        for the second. The two streams are then two separately trained
+        embeddings of the same tokens, as the paper's meta-embeddings are
+        (it pairs pretrained GloVe tables); from two random tables they
+        differ only by their random start. ``"random"``: normal, as in the
+        vanilla Transformer. ``"auto"``: ``"word2vec"`` with
+        ``meta_embeddings``, else ``"random"``, so that all flags off is the
+        vanilla Transformer. The vectors are rescaled to a quarter of the
+        spread of the random start; their training time counts in
+        ``max_time``. A source read from a
+        :class:`~sklearn_lama.MetaEmbeddingTransformer` keeps its tables.
+    vocab_size : int, default=8000
+        Subwords per side (a soft limit: fewer on a small corpus).
+    label_smoothing : float, default=0.1
+        Label smoothing of the training loss (the validation loss has none).
+    lr : float, default=0.001
+        Peak learning rate, reached at the end of the warm-up.
+    warmup_steps : int, default=1000
+        Updates of the linear warm-up.
+    max_batch_tokens : int, default=4096
+        Padded tokens (sentences x longest of source and target) per batch,
+        in training and validation; also bounds the sentences x beams x
+        length decoded at once in ``predict``.
+    max_epochs : int, default=30
+        Maximum passes over the training pairs.
+    max_time : float or None, default=None
+        Training budget of a ``fit`` in seconds, checked after every training
+        batch: the epoch then ends there (it is still validated and
+        recorded) and training stops. The word2vec starting vectors and
+        validation count; what callbacks do at the end of an epoch (e.g. a
+        BLEU measurement) does not. ``history_`` records the time so far
+        as ``seconds``.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the pairs (at random) and keep
+        the weights of the epoch with the lowest validation loss, stopping
+        after ``patience`` epochs without improvement. Skipped when the
+        held-out share rounds to no pair. The subwords and word2vec vectors
+        are learned on the other pairs only.
+    validation_fraction : float, default=0.1
+        Share of the pairs held out for early stopping.
+    patience : int, default=3
+        Epochs without a lower validation loss before stopping.
+    beam_size : int, default=4
+        1 for greedy decoding.
+    length_penalty : float, default=0.6
+        Exponent of the GNMT length penalty in beam search.
+    max_length : int or None, default=None
+        Most target subwords per translation; ``None``: twice the source
+        length plus 10.
+    max_source_length : int, default=512
+        Most subwords (or tokens of a ``TokenSequences``) of a source that
+        ``predict`` reads: a longer source is cut to its first
+        ``max_source_length``, with a warning. With ``max_length`` this
+        bounds the time and memory of every translation.
+    callbacks : list or None, default=None
+        skorch callbacks added to the net, as instances or ``(name,
+        callback)`` pairs, e.g. one whose ``on_epoch_end`` measures BLEU per
+        epoch (it may call ``predict`` on the translator in training). They
+        are code, so :func:`~sklearn_lama.save_weights` does not store them:
+        a loaded estimator has ``callbacks=None``.
+    warm_start : bool, default=False
+        When the translator is already fitted, ``fit`` continues training the
+        current network, weights, optimizer state and learning-rate schedule,
+        for ``max_epochs`` more epochs instead of starting over. The subword
+        vocabularies of the first fit are kept (``vocab_size`` and
+        ``embedding_init`` no longer matter), ``X`` must be of the kind seen
+        then, and architecture parameters must not change. Early stopping
+        and the time budget start afresh on each call.
+    checkpoint : str or path-like, default=None
+        File name for checkpoints in the format of
+        :func:`~sklearn_lama.save_weights`, written after each epoch that
+        lowers the validation loss (after every epoch without validation),
+        as the classifiers write theirs: ``{fit}`` in the name (inserted
+        before the suffix when absent) becomes 12 hex digits identifying the
+        parameters and the training pairs, ``checkpoint_path_`` names the
+        file, and ``load_weights(path).set_params(warm_start=True).fit(X,
+        y)`` resumes. A path that cannot be written raises ``ValueError``
+        before training.
+    device : str or torch.device, default="cpu"
+        Where the network trains and translates: ``"cpu"``, ``"cuda"``,
+        ``"cuda:N"`` or ``"mps"``, where available.
+    precision : {"32", "bf16", "16-mixed"}, default="32"
+        Arithmetic of the forward pass, in training and decoding. ``"32"``:
+        float32 throughout. ``"bf16"``: :func:`torch.autocast` to bfloat16
+        (on the CPU, and on GPUs that support it); ``"16-mixed"``: autocast
+        to float16 with gradient scaling, CUDA only (elsewhere it raises
+        ``ValueError`` before training). Weights, optimizer state, loss and
+        decoding scores stay float32.
+    torch_threads : int or None, default=None
+        torch's intra-op threads during ``fit``, ``predict`` and ``score``;
+        the caller's setting is restored afterwards. ``None`` means 1, as
+        ``n_jobs=None`` does in scikit-learn; a positive int asks for that
+        many; a negative one counts from the CPUs the process was given: -1
+        is all of them.
+    verbose : int, default=0
+        Above 0, print a progress bar and a per-epoch table of training
+        loss, validation loss and perplexity, and time.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the validation split, the word2vec vectors, the
+        initialisation, dropout and batch order.
 
     Attributes
     ----------
@@ -121,7 +250,27 @@ class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
     (1,)
     """
 
-    _parameters = TRANSLATOR_PARAMETERS
+    _parameter_constraints = {
+        **TRAINING_CONSTRAINTS,
+        "d_model": [Interval(Integral, 1, None, closed="left")],
+        "n_heads": [Interval(Integral, 1, None, closed="left")],
+        "d_ff": [Interval(Integral, 1, None, closed="left")],
+        "n_layers": [Interval(Integral, 0, None, closed="left")],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "meta_embeddings": ["boolean"],
+        "weight_sharing": ["boolean"],
+        "duo_norm": ["boolean"],
+        "fusion": ["boolean"],
+        "embedding_init": [StrOptions({"auto", "word2vec", "random"})],
+        # SentencePiece needs room for the 256 byte pieces, the reserved ids and the placeholders.
+        "vocab_size": [Interval(Integral, 300, None, closed="left")],
+        "label_smoothing": [Interval(Real, 0, 1, closed="left")],
+        "warmup_steps": [Interval(Integral, 1, None, closed="left")],
+        "beam_size": [Interval(Integral, 1, None, closed="left")],
+        "length_penalty": [Interval(Real, 0, None, closed="left")],
+        "max_length": [Interval(Integral, 1, None, closed="left"), None],
+        "max_source_length": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(
         self,
@@ -278,6 +427,7 @@ class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
         return masked, list(slots)
 
     # ----------------------------------------------------------------------- fit
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Learn subwords, then train the model on the pairs ``(X[i], y[i])``.
 
@@ -295,7 +445,6 @@ class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
         -------
         self : DuoTranslator
         """
-        self._validate_params()
         return self._fit(X, y)
 
     def _fit(self, X, y):
@@ -307,7 +456,7 @@ class DuoTranslator(PortableState, DeclaredParameters, BaseEstimator):
 
     def _training_config(self):
         """The :class:`~sklearn_lama.training._config.TrainingConfig` of the current parameters."""
-        return training_config(type(self).__name__, self.get_params(deep=False), self._parameters)
+        return training_config(type(self).__name__, self.get_params(deep=False))
 
     def _make_net(self, module, config, split, callbacks, device):
         """The skorch net that trains (or runs) ``module`` with the current parameters."""
