@@ -18,8 +18,8 @@ the option that changes them, and only those: under ``--torch-threads``,
 ``test_fit_uses_torch_threads_and_restores_the_callers[*-None-1]`` and
 ``test_torch_threads_in_fit_and_predict_then_restored`` (``None`` is one
 thread); under ``--inference-batch-size``,
-``test_parameters_are_declared_once_and_agree_with_the_signature`` (the
-docstrings show 256). The rounding bounds the tolerances are derived from are
+``test_the_source_docstring_documents_every_parameter`` (the docstrings
+say 256). The rounding bounds the tolerances are derived from are
 in ``tests/_tolerances.py``.
 """
 
