@@ -1,4 +1,31 @@
+"""Session set-up of the test suite, and options that change float32 rounding.
+
+The suite must pass whatever order the CPU's kernels give float32 sums, so
+three options run it under conditions that change that order (none is set by
+default; each prints in pytest's header)::
+
+    python -m pytest --torch-threads=2          # intra-op threads of the estimators and tests
+    python -m pytest --no-mkldnn                # torch.backends.mkldnn.enabled = False
+    python -m pytest --inference-batch-size=37  # other documents share a prediction batch
+
+``--torch-threads=N`` makes ``torch_threads=None`` (the estimators' default)
+mean ``N`` threads, and runs the tests' own torch operations with ``N``
+threads. ``--inference-batch-size=N`` sets the estimators' default
+``inference_batch_size``: a prediction batch holds at most ``N`` documents, so
+documents are predicted beside other documents, at other padded widths, than
+with the default 256. The tests that check those defaults themselves fail under
+the option that changes them, and only those: under ``--torch-threads``,
+``test_fit_uses_torch_threads_and_restores_the_callers[*-None-1]`` and
+``test_torch_threads_in_fit_and_predict_then_restored`` (``None`` is one
+thread); under ``--inference-batch-size``,
+``test_the_source_docstring_documents_every_parameter`` (the docstrings
+say 256). The rounding bounds the tolerances are derived from are
+in ``tests/_tolerances.py``.
+"""
+
+import inspect
 import os
+import sys
 
 # scikit-learn's array-API check runs (instead of skipping) only when SciPy is
 # imported with this flag set.
@@ -13,9 +40,89 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 
+def pytest_addoption(parser):
+    group = parser.getgroup("rounding", "conditions that change float32 rounding")
+    group.addoption(
+        "--torch-threads",
+        type=int,
+        default=None,
+        help="torch intra-op threads of the tests and of the estimators' torch_threads=None",
+    )
+    group.addoption(
+        "--no-mkldnn",
+        action="store_true",
+        help="run with torch.backends.mkldnn.enabled = False",
+    )
+    group.addoption(
+        "--inference-batch-size",
+        type=int,
+        default=None,
+        help="the estimators' default inference_batch_size",
+    )
+
+
+def pytest_configure(config):
+    threads = config.getoption("torch_threads")
+    if threads is not None:
+        torch.set_num_threads(threads)
+        _default_threads(threads)
+    if config.getoption("no_mkldnn"):
+        torch.backends.mkldnn.enabled = False
+    size = config.getoption("inference_batch_size")
+    if size is not None:
+        _default_inference_batch_size(size)
+
+
+def pytest_report_header(config):
+    return (
+        f"rounding: torch threads {torch.get_num_threads()}, "
+        f"mkldnn {torch.backends.mkldnn.enabled}, "
+        f"inference_batch_size {config.getoption('inference_batch_size') or 'default'}"
+    )
+
+
+def _default_threads(threads):
+    """Make ``torch_threads=None`` mean ``threads`` wherever the package resolves it.
+
+    The modules import ``resolve_threads`` by name, so each importer's binding is
+    replaced; ``sklearn_lama.utils._threads`` keeps the original, which its own
+    tests call.
+    """
+    import sklearn_lama  # noqa: F401  (imports every module that resolves threads)
+    from sklearn_lama.utils import _threads
+
+    original = _threads.resolve_threads
+
+    def resolve(torch_threads):
+        return threads if torch_threads is None else original(torch_threads)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("sklearn_lama.") and module is not _threads:
+            if getattr(module, "resolve_threads", None) is original:
+                module.resolve_threads = resolve
+
+
+def _default_inference_batch_size(size):
+    """Set the ``inference_batch_size`` default of every public estimator to ``size``."""
+    import sklearn_lama
+
+    for name in sklearn_lama.__all__:
+        cls = getattr(sklearn_lama, name)
+        if inspect.isclass(cls):
+            defaults = getattr(cls.__init__, "__kwdefaults__", None) or {}
+            if "inference_batch_size" in defaults:
+                defaults["inference_batch_size"] = size
+
+
 @pytest.fixture(scope="session")
 def toy_corpus():
-    """A small two-class corpus whose classes differ by vocabulary."""
+    """A small two-class corpus whose classes differ by vocabulary.
+
+    Separable by construction: every document holds three words of its
+    class's seven and none of the other's. The tests' accuracy thresholds on
+    it (0.8 to 0.9, chance 0.5) sit well below the 1.0 a fit reaches, so no
+    seed or CPU's rounding decides them; the seeds fix the rest.
+    """
     rng = np.random.RandomState(0)
     pos = ["good", "great", "excellent", "fine", "nice", "happy", "love"]
     neg = ["bad", "awful", "poor", "terrible", "sad", "hate", "worst"]

@@ -1,11 +1,13 @@
 """Helpers and fixtures shared by the test modules."""
 
+import numpy as np
 import pytest
 from sklearn.pipeline import Pipeline
 from skorch.callbacks import Callback
 
 from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier, Word2VecVectorizer
 from sklearn_lama.training._batching import SequenceBatches
+from tests._tolerances import estimator_probability_bound
 
 # Small, fast settings per classifier, and one hyper-parameter to grid-search.
 CLASSIFIERS = {
@@ -17,6 +19,26 @@ CLASSIFIERS = {
     "fcsr": (FCSRClassifier, dict(), ("alpha", [0.1, 0.5])),
     "duo": (DuoClassifier, dict(d_ff=32), ("d_ff", [16, 32])),
 }
+
+# (longest reduction, chained reductions) of those small networks on the toy
+# corpus, for the rounding bound of their probabilities: 100-wide embeddings
+# and documents of at most 64 tokens (FOFE sums 2 x 64 words); LAMA's GRU
+# chains a step per token before its six products, FCSR five reductions, Duo
+# without encoder layers four.
+ROUNDING = {"lama": (128, 64 + 6), "fcsr": (128, 5), "duo": (128, 4)}
+
+
+def probability_bound(kind, estimator, X):
+    """Rounding bound of ``estimator.predict_proba(X)`` between two float32 runs.
+
+    ``estimator`` (or a pipeline ending in one) is a small network of
+    ``kind``, documents at most 64 tokens; a calibrated one divides its
+    logits by its temperatures, so its bound too.
+    """
+    n, depth = ROUNDING[kind]
+    bound = estimator_probability_bound(estimator, X, n, depth)
+    temperature = getattr(estimator, "steps", [(None, estimator)])[-1][1].temperature_
+    return bound / min(1.0, np.min(temperature)) if temperature is not None else bound
 
 
 @pytest.fixture(params=sorted(CLASSIFIERS))

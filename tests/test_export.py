@@ -13,12 +13,10 @@ from sklearn_lama import MetaEmbeddingTransformer, Word2VecVectorizer
 from sklearn_lama.export import OnnxTextClassifier, TextEncoder, to_onnx
 from sklearn_lama.export._onnx import _text_settings
 
-from .conftest import make_classifier, make_pipeline
+from .conftest import make_classifier, make_pipeline, probability_bound
 
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
-
-ATOL = 1e-5
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +38,13 @@ def _long_document(texts, n_tokens, seed=0):
 
 
 def test_onnx_matches_the_pipeline(kind, exported, toy_corpus):
+    # ONNX Runtime's kernels associate the sums their own way: the float32 bound of the network.
     texts, _ = toy_corpus
     pipe, model = exported[kind]
     documents = texts + ["", "words never seen", "good " * 40]
+    bound = probability_bound(kind, pipe, documents)
     np.testing.assert_allclose(
-        model.predict_proba(documents), pipe.predict_proba(documents), rtol=0, atol=ATOL
+        model.predict_proba(documents), pipe.predict_proba(documents), rtol=0, atol=bound
     )
     np.testing.assert_array_equal(model.predict(documents), pipe.predict(documents))
     assert model.classes_.tolist() == ["neg", "pos"]
@@ -66,7 +66,8 @@ def test_naive_bayes_settings(kind, params, toy_corpus, tmp_path):
     pipe = make_pipeline(kind, max_epochs=2, **params).fit(texts, labels)
     to_onnx(pipe, tmp_path / "model.onnx")
     model = OnnxTextClassifier(tmp_path / "model.onnx")
-    np.testing.assert_allclose(model.predict_proba(texts), pipe.predict_proba(texts), atol=ATOL)
+    bound = probability_bound(kind, pipe, texts)
+    np.testing.assert_allclose(model.predict_proba(texts), pipe.predict_proba(texts), atol=bound)
 
 
 def test_dynamic_batch_and_length(kind, exported, toy_corpus):
@@ -76,6 +77,10 @@ def test_dynamic_batch_and_length(kind, exported, toy_corpus):
     documents = texts[:63] + [_long_document(texts, 2000)]
     assert len(pipe["emb"].transform(documents[-1:]).document(0)) == 2000
     expected = pipe.predict_proba(documents)
+    # Over 2,000 steps the worst-case bound passes 1; but the recurrences
+    # contract (FOFE's alpha < 1, the GRU's update gates), so an early step's
+    # rounding fades and conftest's 64-token bound holds.
+    bound = probability_bound(kind, pipe, documents)
     lengths = np.array([len(ids) for ids in model.encode(documents)])
     # Batches of 1 and of all 64 documents (2,000 tokens wide), then within a small budget.
     for batch_size, max_tokens, largest in ((1, 32768, 1), (64, 10**6, 64), (64, 100, None)):
@@ -85,7 +90,7 @@ def test_dynamic_batch_and_length(kind, exported, toy_corpus):
         assert largest or 1 < len(batches[0]) < 64
         # Within the token budget, except the 2,000-token document, alone.
         assert all(len(r) * lengths[r].max() <= max_tokens or len(r) == 1 for r in batches)
-        np.testing.assert_allclose(model.predict_proba(documents), expected, atol=ATOL)
+        np.testing.assert_allclose(model.predict_proba(documents), expected, atol=bound)
     model.batch_size, model.max_tokens = 256, 32768
 
 
@@ -95,7 +100,8 @@ def test_calibrated_classifier(toy_corpus, tmp_path):
     assert pipe["clf"].temperature_[0] != 1.0
     to_onnx(pipe, tmp_path / "model.onnx")
     model = OnnxTextClassifier(tmp_path / "model.onnx")
-    np.testing.assert_allclose(model.predict_proba(texts), pipe.predict_proba(texts), atol=ATOL)
+    bound = probability_bound("lama", pipe, texts)
+    np.testing.assert_allclose(model.predict_proba(texts), pipe.predict_proba(texts), atol=bound)
 
 
 def test_classifier_on_token_ids(tmp_path):
@@ -106,7 +112,8 @@ def test_classifier_on_token_ids(tmp_path):
     onnx_path, settings_path = to_onnx(clf, tmp_path / "ids.onnx")
     assert json.loads(settings_path.read_text())["text"] is None
     model = OnnxTextClassifier(onnx_path)
-    np.testing.assert_allclose(model.predict_proba(list(X)), clf.predict_proba(X), atol=ATOL)
+    bound = probability_bound("duo", clf, X)
+    np.testing.assert_allclose(model.predict_proba(list(X)), clf.predict_proba(X), atol=bound)
     np.testing.assert_array_equal(model.predict(X), clf.predict(X))
 
 
@@ -130,7 +137,8 @@ def test_meta_embedding_pipeline(toy_corpus, tmp_path):
     ).fit(texts, labels)
     to_onnx(pipe, tmp_path / "meta.onnx")
     model = OnnxTextClassifier(tmp_path / "meta.onnx")
-    np.testing.assert_allclose(model.predict_proba(texts), pipe.predict_proba(texts), atol=ATOL)
+    bound = probability_bound("duo", pipe, texts)
+    np.testing.assert_allclose(model.predict_proba(texts), pipe.predict_proba(texts), atol=bound)
 
 
 @pytest.mark.parametrize(
@@ -189,8 +197,9 @@ def test_runtime_needs_neither_torch_nor_scikit_learn(exported, toy_corpus, tmp_
         text=True,
     )
     assert out.returncode == 0, out.stderr
+    bound = probability_bound("fcsr", pipe, texts)
     np.testing.assert_allclose(
-        np.array(json.loads(out.stdout)), pipe.predict_proba(texts), atol=ATOL
+        np.array(json.loads(out.stdout)), pipe.predict_proba(texts), atol=bound
     )
 
 

@@ -10,6 +10,12 @@ from sklearn_lama.modules import (
     SequenceNetwork,
     TableStreams,
 )
+from tests._tolerances import (
+    assert_within,
+    attention_score_abs_sum,
+    chained_bound,
+    probability_bound,
+)
 
 V, D = 20, 6
 
@@ -42,4 +48,11 @@ def test_token_attention_contract(core):
         weights.sum(-1), mask.any(1, keepdim=True).float().expand(3, n_rows)
     )
     assert (weights.transpose(1, 2)[~mask] == 0).all()
-    torch.testing.assert_close(weights[1:2, :, :2], alone, rtol=1e-5, atol=1e-6)
+    embedded = network.embed(lengths, ids=ids)
+    with torch.no_grad(), attention_score_abs_sum(network.core, inputs=embedded[0]) as scores:
+        network.core.token_attention(*embedded)
+    # At most 6 tokens and features; the deepest core (Duo: an encoder layer's
+    # attention, LayerNorm, two feed-forward products, LayerNorm, the head)
+    # chains 6 reductions before its scores; LAMA 6 GRU steps and 4 products.
+    bound = probability_bound(chained_bound(scores[0], 2 * D, depth=10))
+    assert_within(weights[1:2, :, :2], alone, bound)

@@ -4,6 +4,12 @@ import pytest
 import torch
 
 from sklearn_lama.modules import BiGRUEncoder, LAMAModule
+from tests._tolerances import (
+    assert_within,
+    attention_score_abs_sum,
+    chained_bound,
+    probability_bound,
+)
 
 
 def _batch():
@@ -43,7 +49,12 @@ def test_token_attention_is_a_distribution_over_real_tokens(n_heads):
     torch.testing.assert_close(weights.sum(-1), torch.ones(3, n_heads))
     assert (weights[~mask.unsqueeze(1).expand_as(weights)] == 0).all()
     alone = module.token_attention(x[1:2, :4], mask[1:2, :4])
-    torch.testing.assert_close(weights[1:2, :, :4], alone, rtol=1e-5, atol=1e-6)
+    with attention_score_abs_sum(module) as scores:
+        module.token_attention(x, mask)
+    # Before the scores: 7 GRU steps (products of 6 + 4 terms), the context
+    # (a mean of 7) and its projection, the word projection, P and Q.
+    bound = probability_bound(chained_bound(scores[0], 10, depth=7 + 4))
+    assert_within(weights[1:2, :, :4], alone, bound)
 
 
 def test_encoder_computes_the_same_annotations_in_training_and_prediction():
