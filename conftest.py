@@ -13,14 +13,10 @@ mean ``N`` threads, and runs the tests' own torch operations with ``N``
 threads. ``--inference-batch-size=N`` sets the estimators' default
 ``inference_batch_size``: a prediction batch holds at most ``N`` documents, so
 documents are predicted beside other documents, at other padded widths, than
-with the default 256. The tests that check those defaults themselves fail under
-the option that changes them, and only those: under ``--torch-threads``,
-``test_fit_uses_torch_threads_and_restores_the_callers[*-None-1]`` and
-``test_torch_threads_in_fit_and_predict_then_restored`` (``None`` is one
-thread); under ``--inference-batch-size``,
-``test_the_source_docstring_documents_every_parameter`` (the docstrings
-say 256). The rounding bounds the tolerances are derived from are
-in ``tests/_tolerances.py``.
+with the default 256. The tests that check those defaults themselves are
+skipped under the option that replaces them (``_CHECKS_THE_DEFAULT``), and
+only those. The rounding bounds the tolerances are derived from are in
+``tests/_tolerances.py``.
 """
 
 import inspect
@@ -71,6 +67,32 @@ def pytest_configure(config):
     size = config.getoption("inference_batch_size")
     if size is not None:
         _default_inference_batch_size(size)
+
+
+# The tests that check a default an option replaces: skipped under that option.
+_CHECKS_THE_DEFAULT = {
+    "torch_threads": (
+        "test_fit_uses_torch_threads_and_restores_the_callers[",  # None is one thread
+        "test_torch_threads_in_fit_and_predict_then_restored",
+    ),
+    "inference_batch_size": (
+        "test_the_source_docstring_documents_every_parameter[",  # the docstrings say 256
+    ),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for option, names in _CHECKS_THE_DEFAULT.items():
+        if config.getoption(option) is None:
+            continue
+        skip = pytest.mark.skip(
+            reason=f"checks the default that --{option.replace('_', '-')} replaces"
+        )
+        for item in items:
+            if item.name.startswith(names) and (
+                option != "torch_threads" or "-None-" in item.name or "[" not in item.name
+            ):
+                item.add_marker(skip)
 
 
 def pytest_report_header(config):
