@@ -11,7 +11,7 @@ seeds 0, 1, 2. The same pipelines on pretrained vectors (``-glove``):
 ``Word2VecVectorizer(pretrained="glove-wiki-gigaword-50")`` (Stanford's GloVe
 6B, 50 dimensions) in place of corpus word2vec, and for Duo GloVe coupled
 with a corpus-trained table, at the defaults chosen for pretrained vectors
-(the ``pretrained-select`` part). Each fit runs in its own process with one
+(``select --grid pretrained``). Each fit runs in its own process with one
 thread, two fits at a time (one per core); the text step's share of the fit
 time (the embedding step of our pipelines) is timed apart. The
 previous release's defaults (``PREVIOUS`` below), for the models whose

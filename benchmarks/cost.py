@@ -1045,28 +1045,22 @@ def _paper_report(cfg, rows, ratios):
         "R8-sized corpus). Memory: peak RSS during the first step above the RSS before it "
         "(kernel high-water mark reset), one process per cell."
     )
-    rep.table(
-        ["T"]
-        + [f"{PAPER_LABELS[m]} epoch s" for m in PAPER_MODELS]
-        + [f"TE / {PAPER_LABELS[m]} time" for m in PAPER_MODELS[:-1]],
-        [
-            [str(T)]
-            + [_paper_fmt(by[(m, T)], "epoch_s") for m in PAPER_MODELS]
-            + [f"{e[m]['time']:.2f}" if m in e else "n/a" for m in PAPER_MODELS[:-1]]
-            for T, e in zip(cfg["lengths"], ratios)
-        ],
-    )
-    rep.table(
-        ["T"]
-        + [f"{PAPER_LABELS[m]} peak MiB" for m in PAPER_MODELS]
-        + [f"TE / {PAPER_LABELS[m]} memory" for m in PAPER_MODELS[:-1]],
-        [
-            [str(T)]
-            + [_paper_fmt(by[(m, T)], "peak_rss_delta_mib") for m in PAPER_MODELS]
-            + [f"{e[m]['memory']:.2f}" if m in e else "n/a" for m in PAPER_MODELS[:-1]]
-            for T, e in zip(cfg["lengths"], ratios)
-        ],
-    )
+    # One table of time, one of memory: each model's figure, then the Transformer's ratio to it.
+    for unit, key, ratio in (
+        ("epoch s", "epoch_s", "time"),
+        ("peak MiB", "peak_rss_delta_mib", "memory"),
+    ):
+        rep.table(
+            ["T"]
+            + [f"{PAPER_LABELS[m]} {unit}" for m in PAPER_MODELS]
+            + [f"TE / {PAPER_LABELS[m]} {ratio}" for m in PAPER_MODELS[:-1]],
+            [
+                [str(T)]
+                + [_paper_fmt(by[(m, T)], key) for m in PAPER_MODELS]
+                + [f"{e[m][ratio]:.2f}" if m in e else "n/a" for m in PAPER_MODELS[:-1]]
+                for T, e in zip(cfg["lengths"], ratios)
+            ],
+        )
     first = by[(PAPER_MODELS[0], cfg["lengths"][0])]
     rep.text(
         "Parameters: "

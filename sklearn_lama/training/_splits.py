@@ -37,9 +37,9 @@ class HoldOut(RowSplit):
     With ``strata``, the rows are those skorch's ``ValidSplit(fraction,
     stratified=True, random_state=seed)`` would hold out; ``strata=None``
     (several labels per document, or sentence pairs) draws them uniformly
-    from ``n_rows`` rows. ``test_size`` is a share of the rows or a number
-    of rows, as in :class:`~sklearn.model_selection.ShuffleSplit`. Drawing
-    them up front lets the training-set statistics (the Naive Bayes
+    from ``n_rows`` rows. ``test_size`` is the share of the rows held out,
+    rounded up as :class:`~sklearn.model_selection.ShuffleSplit` rounds it.
+    Drawing them up front lets the training-set statistics (the Naive Bayes
     features, subword vocabularies) leave them out.
     """
 
