@@ -68,6 +68,8 @@ from .._version import __version__
 from ._compatibility import IncompatibleFileError, check_readable, upgrade
 
 __all__ = [
+    "REGISTERED_ESTIMATORS",
+    "SCALAR_TYPES",
     "check_writable",
     "load_weights",
     "register",
@@ -84,8 +86,10 @@ _ZIP_MAGIC = b"PK\x03\x04"
 _FORMAT_2_HEADER = b"sklearn_lama weights 2 sha256="
 _EARLIER_FORMATS = {1: ("0.1.0", "0.1.0"), 2: ("0.2.0", "0.8.0")}
 
-_ESTIMATORS = {}
-_SCALARS = (type(None), bool, int, float, str)
+#: The estimator classes that can be saved, by name (:func:`register`).
+REGISTERED_ESTIMATORS = {}
+#: The types of parameter values stored as they are.
+SCALAR_TYPES = (type(None), bool, int, float, str)
 # Parameters that hold code: stored as None (documented with the parameter).
 _NOT_STORED = {"callbacks"}
 
@@ -96,7 +100,7 @@ def register(cls):
     ``cls`` must implement ``_export_state()`` (plain values, numpy arrays and
     tensors) and ``_import_state(state)``.
     """
-    _ESTIMATORS[cls.__name__] = cls
+    REGISTERED_ESTIMATORS[cls.__name__] = cls
     return cls
 
 
@@ -280,10 +284,10 @@ def _encode_fitted(estimator, where):
             "params": {k: _encode_value(v, f"Pipeline.{k}") for k, v in params.items()},
             "steps": [[name, _encode_fitted(step, f"step {name!r}")] for name, step in steps],
         }
-    if _ESTIMATORS.get(type(estimator).__name__) is not type(estimator):
+    if REGISTERED_ESTIMATORS.get(type(estimator).__name__) is not type(estimator):
         raise TypeError(
             f"save_weights cannot store {where}, a {type(estimator).__name__}: it stores "
-            f"{', '.join(_ESTIMATORS)}, FrozenEstimators and Pipelines of them. Save "
+            f"{', '.join(REGISTERED_ESTIMATORS)}, FrozenEstimators and Pipelines of them. Save "
             "other objects "
             "with joblib (trusted storage only)."
         )
@@ -304,7 +308,7 @@ def _encode_config(estimator):
 
 
 def _encode_value(value, name):
-    if type(value) in _SCALARS:
+    if type(value) in SCALAR_TYPES:
         return value
     if isinstance(value, np.generic) and value.dtype.kind in "biuf":
         return value.item()
@@ -314,7 +318,7 @@ def _encode_value(value, name):
         return [_encode_value(v, name) for v in value]
     if isinstance(value, tuple):
         return {"tuple": [_encode_value(v, name) for v in value]}
-    if type(value) in _ESTIMATORS.values():
+    if type(value) in REGISTERED_ESTIMATORS.values():
         return {"estimator": _encode_config(value)}
     raise TypeError(
         f"Cannot store the parameter {name}={value!r} without code: save_weights "
@@ -340,7 +344,7 @@ def _to_json(obj, name, tensors):
         return {"$tensor": name}
     if isinstance(obj, np.generic) and obj.dtype.kind in "biufU":
         return obj.item()
-    if type(obj) in _SCALARS:
+    if type(obj) in SCALAR_TYPES:
         return obj
     if type(obj) is list:
         return [_to_json(v, f"{name}/{i}", tensors) for i, v in enumerate(obj)]
@@ -592,9 +596,9 @@ def _decode_config(node, origin):
     The node is upgraded to this release (its state too, when it has one).
     """
     name = node["class"]
-    if name not in _ESTIMATORS:
+    if name not in REGISTERED_ESTIMATORS:
         raise ValueError(f"unknown estimator class {name!r}")
-    cls = _ESTIMATORS[name]
+    cls = REGISTERED_ESTIMATORS[name]
     node = {**node, "params": {k: _decode_value(v, origin) for k, v in node["params"].items()}}
     node = upgrade(node, origin.saved, cls, repr(origin.name))
     estimator = cls(**node["params"])

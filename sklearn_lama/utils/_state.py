@@ -19,7 +19,7 @@ import torch
 
 from .._version import __version__
 from ._compatibility import OLDEST_READABLE, check_readable, defaults, upgrade
-from ._persistence import _ESTIMATORS, _SCALARS
+from ._persistence import REGISTERED_ESTIMATORS, SCALAR_TYPES
 
 __all__ = ["PortableState", "plain_state", "proto_array", "skops_trusted_types", "tensor_state"]
 
@@ -122,7 +122,7 @@ def skops_trusted_types():
     >>> bool(np.array_equal(loaded.predict_proba(X), clf.predict_proba(X)))
     True
     """
-    return sorted(f"{cls.__module__}.{cls.__qualname__}" for cls in _ESTIMATORS.values())
+    return sorted(f"{cls.__module__}.{cls.__qualname__}" for cls in REGISTERED_ESTIMATORS.values())
 
 
 def _fitted(key):
@@ -143,7 +143,7 @@ def plain_state(value, where):
         return value
     if isinstance(value, np.generic) and value.dtype.kind in "biufU":
         return value.item()
-    if type(value) in _SCALARS:
+    if type(value) in SCALAR_TYPES:
         return value
     if isinstance(value, dict):
         return {k: plain_state(v, f"{where}[{k!r}]") for k, v in value.items()}
