@@ -85,9 +85,8 @@ def pytest_collection_modifyitems(config, items):
     for option, names in _CHECKS_THE_DEFAULT.items():
         if config.getoption(option) is None:
             continue
-        skip = pytest.mark.skip(
-            reason=f"checks the default that --{option.replace('_', '-')} replaces"
-        )
+        flag = "--" + option.replace("_", "-")
+        skip = pytest.mark.skip(reason=f"checks the default that {flag} replaces")
         for item in items:
             if item.name.startswith(names) and (
                 option != "torch_threads" or "-None-" in item.name or "[" not in item.name
