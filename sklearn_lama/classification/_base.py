@@ -152,11 +152,14 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
         if freeze == "auto":
             # LAMA's default: keep pretrained vectors fixed, fine-tune those trained on the corpus.
             freeze = self.input_adapter_.pretrained
+        n_outputs = self.target_encoder_.n_outputs
         return SequenceNetwork(
-            self._build_core(combination.input_size(sizes), self.target_encoder_.n_outputs),
+            self._build_core(combination.input_size(sizes), n_outputs),
             freeze=freeze,
             combine=combination,
             embedding_dropout=self.embedding_dropout,
+            side_features=self.input_adapter_.n_side,
+            n_outputs=n_outputs,
             **lookup,
         )
 
