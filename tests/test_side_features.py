@@ -19,11 +19,9 @@ from sklearn_lama import (
     load_weights,
     save_weights,
 )
-from sklearn_lama.classification import FCSRClassifier
 from sklearn_lama.classification._inputs import restore_adapter
 from sklearn_lama.modules import SequenceNetwork
 from sklearn_lama.text._sequences import pad_ragged
-from sklearn_lama.utils._compatibility import upgrade
 
 from .conftest import make_classifier
 
@@ -338,18 +336,11 @@ def test_weights_file_and_pickle_keep_the_side_features(tmp_path):
 
 
 def test_saved_adapters_without_side_features_read_as_none():
-    node = {
-        "class": "FCSRClassifier",
-        "params": {},
-        "state": {
-            "input": {
-                "kind": "sequences",
-                "vocabulary_id": "x",
-                "vocabulary_size": 5,
-                "embedding_dims": [4],
-                "pretrained": False,
-            }
-        },
+    saved = {
+        "kind": "sequences",
+        "vocabulary_id": "x",
+        "vocabulary_size": 5,
+        "embedding_dims": [4],
+        "pretrained": False,
     }
-    upgraded = upgrade(node, "0.10.0", FCSRClassifier, "a file")
-    assert restore_adapter(upgraded["state"]["input"]).n_side == 0
+    assert restore_adapter(saved).n_side == 0

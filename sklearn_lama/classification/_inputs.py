@@ -302,7 +302,8 @@ _KINDS = {
 def restore_adapter(state):
     """The adapter that :meth:`InputAdapter.export` described."""
     kind = _KINDS[state["kind"]]
-    return kind(**{name: state[name] for name in kind._fields})
+    # A field added since the file was written (TokenSequences' n_side) takes its default.
+    return kind(**{name: state[name] for name in kind._fields if name in state})
 
 
 @migration("0.9.0")
@@ -316,16 +317,6 @@ def _sequences_record_pretrained_tables(node):
     adapter = state.get("input") if isinstance(state, dict) else None
     if isinstance(adapter, dict) and adapter.get("kind") == "sequences":
         adapter.setdefault("pretrained", False)
-    return node
-
-
-@migration("0.10.0")
-def _sequences_record_side_features(node):
-    """A TokenSequences input records its number of side features; files of 0.10.0 had none."""
-    state = node.get("state")
-    adapter = state.get("input") if isinstance(state, dict) else None
-    if isinstance(adapter, dict) and adapter.get("kind") == "sequences":
-        adapter.setdefault("n_side", 0)
     return node
 
 
