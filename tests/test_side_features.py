@@ -20,6 +20,7 @@ from sklearn_lama import (
     save_weights,
 )
 from sklearn_lama.classification._inputs import restore_adapter
+from sklearn_lama.inspection import explain, side_contributions, token_attributions
 from sklearn_lama.modules import SequenceNetwork
 from sklearn_lama.text._sequences import pad_ragged
 
@@ -344,3 +345,24 @@ def test_saved_adapters_without_side_features_read_as_none():
         "pretrained": False,
     }
     assert restore_adapter(saved).n_side == 0
+
+
+def test_explanations_read_the_text_and_split_the_side_term():
+    frame, y = tickets(120)
+    pipe = side_pipeline("fcsr").fit(frame, y)
+    rows = frame.iloc[:4]
+    explanation = explain(pipe, rows, method="occlusion")
+    assert [len(t) for t in explanation.tokens] == [len(b.split()) for b in rows["body"]]
+    attributions = token_attributions(pipe, rows, "integrated_gradients")
+    assert [a.shape[1] for a in attributions] == [len(t) for t in explanation.tokens]
+    side = side_contributions(pipe, rows, targets="urgent")
+    assert side.names.tolist() == [
+        "num__age",
+        "cat__product_laptop",
+        "cat__product_phone",
+        "cat__product_tablet",
+    ]
+    assert side.values.shape == (4, 4) and set(side.classes) == {"urgent"}
+    # Urgent rises with age: age's term has the sign of the (standardised) age.
+    scaled = pipe[0].transform(rows).side[:, 0]
+    assert np.all(np.sign(side.values[:, 0]) == np.sign(scaled))
