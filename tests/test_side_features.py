@@ -24,7 +24,7 @@ from sklearn_lama.inspection import explain, side_contributions, token_attributi
 from sklearn_lama.modules import SequenceNetwork
 from sklearn_lama.text._sequences import pad_ragged
 
-from .conftest import make_classifier
+from .conftest import make_classifier, probability_bound
 
 WORDS = ["the", "parcel", "arrived", "late", "on", "time", "again", "box", "was", "fine"]
 PRODUCTS = ["phone", "laptop", "tablet"]
@@ -366,3 +366,37 @@ def test_explanations_read_the_text_and_split_the_side_term():
     # Urgent rises with age: age's term has the sign of the (standardised) age.
     scaled = pipe[0].transform(rows).side[:, 0]
     assert np.all(np.sign(side.values[:, 0]) == np.sign(scaled))
+
+
+def test_onnx_server_takes_the_same_columns(tmp_path):
+    pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    from sklearn_lama.export import OnnxTextClassifier, to_onnx
+
+    frame, y = tickets(80)
+    frame.loc[3, "age"] = np.nan
+    imputed = ColumnTransformer(
+        [
+            ("text", text_step("fcsr"), "body"),
+            ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["age"]),
+            ("cat", OneHotEncoder(handle_unknown="ignore"), ["product"]),
+        ]
+    )
+    pipe = Pipeline([("columns", imputed), ("clf", make_classifier("fcsr", max_epochs=2))])
+    pipe.fit(frame, y)
+    to_onnx(pipe, tmp_path / "model.onnx")
+    served = OnnxTextClassifier(tmp_path / "model.onnx")
+    rows = pd.concat([frame, frame.iloc[:2].assign(product="watch")])
+    # The side features are the same float32 numbers (the encoders' float64
+    # arithmetic, then float32); ONNX Runtime's kernels associate the network's
+    # sums their own way: the float32 bound of the network, whose 128-term
+    # reductions cover the side term's 4 products and 1 addition.
+    bound = probability_bound("fcsr", pipe, rows)
+    np.testing.assert_allclose(
+        served.predict_proba(rows), pipe.predict_proba(rows), rtol=0, atol=bound
+    )
+    assert served.predict(rows.to_dict("list")).tolist() == pipe.predict(rows).tolist()
+    with pytest.raises(ValueError, match="no column 'product'"):
+        served.predict(rows.drop(columns="product"))
+    with pytest.raises(ValueError, match="export the Pipeline of its ColumnTransformer"):
+        to_onnx(pipe[-1], tmp_path / "alone.onnx")
