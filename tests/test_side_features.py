@@ -400,3 +400,30 @@ def test_onnx_server_takes_the_same_columns(tmp_path):
         served.predict(rows.drop(columns="product"))
     with pytest.raises(ValueError, match="export the Pipeline of its ColumnTransformer"):
         to_onnx(pipe[-1], tmp_path / "alone.onnx")
+
+
+def test_a_polars_frame_goes_the_same_way():
+    pl = pytest.importorskip("polars")
+    frame, y = tickets(80)
+    pipe = side_pipeline("fcsr", max_epochs=2).fit(frame, y)
+    polars_frame = pl.from_pandas(frame)
+    np.testing.assert_array_equal(pipe.predict_proba(polars_frame), pipe.predict_proba(frame))
+    fitted = side_pipeline("fcsr", max_epochs=2).fit(polars_frame, y)
+    np.testing.assert_array_equal(fitted.predict_proba(frame), pipe.predict_proba(frame))
+    vectorizer = Word2VecVectorizer(vector_size=4, min_count=1, epochs=1, random_state=0)
+    with pytest.raises(TypeError, match="column 'age' is float"):
+        vectorizer.fit(polars_frame["age"])
+    assert len(vectorizer.fit(polars_frame.select("body")).vocabulary_) > 0
+
+
+def test_skops_carries_the_pipeline_with_its_column_transformer():
+    skops_io = pytest.importorskip("skops.io")
+    from sklearn_lama import skops_trusted_types
+
+    frame, y = tickets(80)
+    pipe = side_pipeline("fcsr", max_epochs=2).fit(frame, y)
+    data = skops_io.dumps(pipe)
+    untrusted = set(skops_io.get_untrusted_types(data=data))
+    assert untrusted <= set(skops_trusted_types())
+    loaded = skops_io.loads(data, trusted=sorted(untrusted))
+    np.testing.assert_array_equal(loaded.predict_proba(frame), pipe.predict_proba(frame))
