@@ -20,7 +20,12 @@ from sklearn_lama import (
     save_weights,
 )
 from sklearn_lama.classification._inputs import restore_adapter
-from sklearn_lama.inspection import explain, side_contributions, token_attributions
+from sklearn_lama.inspection import (
+    deletion_curve,
+    explain,
+    side_contributions,
+    token_attributions,
+)
 from sklearn_lama.modules import SequenceNetwork
 from sklearn_lama.text._sequences import pad_ragged
 
@@ -355,6 +360,7 @@ def test_explanations_read_the_text_and_split_the_side_term():
     assert [len(t) for t in explanation.tokens] == [len(b.split()) for b in rows["body"]]
     attributions = token_attributions(pipe, rows, "integrated_gradients")
     assert [a.shape[1] for a in attributions] == [len(t) for t in explanation.tokens]
+    assert deletion_curve(pipe, rows, "occlusion", max_k=2).shape == (4, 2)
     side = side_contributions(pipe, rows, targets="urgent")
     assert side.names.tolist() == [
         "num__age",
