@@ -291,7 +291,13 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
             # a continued fit's network only needs the shapes (its weights are restored).
             counted = None if resume else view if split is None else view.subset(split.train_rows)
             checkpoint = checkpoint_file(
-                config, batches.ids, batches.offsets, batches.dense, y_encoded, sample_weight
+                config,
+                batches.ids,
+                batches.offsets,
+                batches.dense,
+                y_encoded,
+                sample_weight,
+                batches.side,
             )
 
             def save(net, path):
