@@ -55,8 +55,12 @@ def load():
     return train_test_split(frame, test_size=1 / 3, random_state=0, stratify=frame[TARGET])
 
 
-def with_side(text_step):
-    """``text_step`` on the text column beside the side columns' standard encoders."""
+def with_side(text_step, sparse_threshold=0.0):
+    """``text_step`` on the text column beside the side columns' standard encoders.
+
+    Our text steps join dense outputs only (see the user guide), hence
+    ``sparse_threshold=0``; TF-IDF's output stays sparse (the default 0.3).
+    """
     from sklearn.compose import ColumnTransformer
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
@@ -66,8 +70,7 @@ def with_side(text_step):
             ("num", StandardScaler(), NUMERIC),
             ("cat", OneHotEncoder(handle_unknown="ignore"), CATEGORICAL),
         ],
-        # The classifiers' text column joins dense outputs only (see the user guide).
-        sparse_threshold=0,
+        sparse_threshold=sparse_threshold,
     )
 
 
@@ -82,7 +85,8 @@ def pipelines(model, seed, max_epochs):
         return make(model, seed=seed, **params)
 
     (_, text_step), (_, clf) = fresh().steps
-    side = Pipeline([("columns", with_side(text_step)), ("clf", clf)])
+    columns = with_side(text_step, 0.3 if model == "tfidf_lr" else 0.0)
+    side = Pipeline([("columns", columns), ("clf", clf)])
     return {"text": fresh(), "side": side}
 
 
