@@ -33,7 +33,7 @@ def column_settings(columns, n_side):
     for name, transformer, selected in columns.transformers_:
         if transformer == "drop" or len(np.atleast_1d(selected)) == 0:
             continue
-        names = [str(c) for c in np.atleast_1d(columns.feature_names_in_[selected])]
+        names = _names(columns, selected)
         if isinstance(transformer, (Word2VecVectorizer, MetaEmbeddingTransformer)):
             text_step, text_column = transformer, names[0]
             continue
@@ -46,6 +46,15 @@ def column_settings(columns, n_side):
             f"was fitted with {n_side}."
         )
     return {"text": text_column, "parts": parts}, text_step
+
+
+def _names(columns, selected):
+    """The names of the columns ``selected``: names as given, or positions, slices, masks."""
+    if isinstance(selected, str):
+        return [selected]
+    if not isinstance(selected, slice) and all(isinstance(c, str) for c in selected):
+        return list(selected)
+    return [str(c) for c in np.atleast_1d(columns.feature_names_in_[selected])]
 
 
 def _step(name, step):
