@@ -11,7 +11,9 @@ columns: the star ``rating``, the reviewer's ``age``, the ``feedback``
 count (numeric, standardised) and the item's ``department`` and
 ``class_name`` (one-hot). Split 2:1, stratified, seed 0.
 
-For each model: the README's pipeline at its defaults on the text alone,
+For each model (our names ending in ``-glove``: the same on GloVe 6B 50d,
+the main job's pretrained vectors): the README's pipeline at its defaults
+on the text alone,
 and the same steps inside a ``ColumnTransformer`` with the side columns
 (``StandardScaler`` and ``OneHotEncoder(handle_unknown="ignore")``), seeds
 0, 1, 2; against the project's tuned TF-IDF + LogisticRegression on the
@@ -29,11 +31,11 @@ import statistics
 
 import numpy as np
 
+from ._models import SHORT
 from ._report import Report
 
 NAME = "side"
 MODELS = ("fcsr", "lama", "duo")
-SHORT = {"tfidf_lr": "TF-IDF+LR", "lama": "LAMA", "fcsr": "FCSR", "duo": "Duo"}
 DATA = os.path.join(os.path.dirname(__file__), "data", "clothing_reviews.jsonl.gz")
 TEXT = "review"
 NUMERIC = ["rating", "age", "feedback"]
@@ -114,6 +116,20 @@ def run(cfg, threads, corpora, log):
                 rows.append(row)
     config = {**cfg, "n_train": len(train), "n_test": len(test)}
     return {"name": NAME, "config": config, "results": rows}
+
+
+def join(payloads):
+    """One result of the rows of several runs of this part, e.g. one per ``--model``.
+
+    TF-IDF+LR, measured by every run (deterministic), is kept from the first.
+    """
+    first = payloads[0]["config"]
+    rows = list(payloads[0]["results"])
+    models = list(first["models"])
+    for payload in payloads[1:]:
+        rows += [r for r in payload["results"] if r["model"] != "tfidf_lr"]
+        models += payload["config"]["models"]
+    return {"name": NAME, "config": {**first, "models": models}, "results": rows}
 
 
 def _summary(rows, model, columns, metric):
