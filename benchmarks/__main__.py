@@ -201,7 +201,7 @@ def parser():
         action="append",
         default=None,
         metavar="DIR",
-        help="measure nothing: one report of the part (multilabel) from the JSON results of "
+        help="measure nothing: one report of the part (multilabel, side) from the JSON results of "
         "its runs in these folders (e.g. one run per --model); repeatable",
     )
     return p
