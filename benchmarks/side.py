@@ -20,6 +20,10 @@ and the same steps inside a ``ColumnTransformer`` with the side columns
 text alone and given the same columns through the same ``ColumnTransformer``
 (deterministic: one run). Accuracy and macro-F1 on the test split.
 
+The committed result joins two runs (``--model fcsr --model lama``, then
+``--model fcsr-glove --model lama-glove --out-dir DIR``, joined with
+``--join``); Duo was not measured for want of time on the shared CPU.
+
 Targets (issue 41): the side features help every model over its text
 alone, and the pipeline with them beats TF-IDF + LR given the same columns.
 """
