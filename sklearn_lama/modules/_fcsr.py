@@ -700,31 +700,28 @@ class FoldedFCSR:
         n = core.hidden_size
         self.core = core
         cis, sas = core.cell.cis_gates, core.cell.sas_gates
-        word, left, right = cis.weight.split(n, dim=1)
+        self.cis_contexts = cis.weight[:, n:]
         self.sas_contexts = sas.weight[:, n:]
-        identity = torch.eye(n, dtype=word.dtype, device=word.device)
-        # Rows: the CIS gates' word term, the SAS gates' word term, then
-        # [S_t, S_t W_l] and [S_t, S_t W_r], the inputs of the scan's two sides.
-        maps = torch.cat([word, sas.weight[:, :n], identity, left, identity, right])
-        bias = torch.cat([cis.bias, sas.bias, cis.bias.new_zeros(10 * n)])
+        identity = torch.eye(n, dtype=cis.weight.dtype, device=cis.weight.device)
+        maps = torch.cat([identity, cis.weight[:, :n], sas.weight[:, :n]])
+        bias = torch.cat([cis.bias.new_zeros(n), cis.bias, sas.bias])
         if isinstance(core.proj, nn.Linear):
             maps, bias = maps @ core.proj.weight, bias + maps @ core.proj.bias
         self.tokens = ProjectedTokens(inputs, maps, bias)
-        self.widths = [4 * n, 4 * n, 5 * n, 5 * n]
+        self.widths = [n, 4 * n, 4 * n]
 
     def __call__(self, lengths, ids):
         """Logits ``(B, C)`` of the padded batch ``ids`` ``(B, T)`` of ``lengths`` ``(B,)``."""
-        core, n = self.core, self.core.hidden_size
+        core = self.core
         mask = torch.arange(ids.shape[1], device=lengths.device) < lengths.unsqueeze(1)
-        word, own, to_left, to_right = self.tokens(ids).split(self.widths, dim=-1)
-        # Eq. 2-3 and 13: [S_tl, S_tl W_l] and [S_tr, S_tr W_r].
-        left, right = fofe(to_left, mask, core.alpha, window=core.cell.window, right=to_right)
-        zero = torch.zeros((), dtype=word.dtype, device=word.device)
-        s = torch.where(mask.unsqueeze(-1), to_left[..., :n], zero)
-        cis_gates = word + left[..., n:] + right[..., n:]  # Eq. 5
+        s, cis_own, sas_own = self.tokens(ids).split(self.widths, dim=-1)
+        zero = torch.zeros((), dtype=s.dtype, device=s.device)
+        s = torch.where(mask.unsqueeze(-1), s, zero)
+        s_l, s_r = fofe(s, mask, core.alpha, window=core.cell.window)
+        cis_gates = cis_own + F.linear(torch.cat([s_l, s_r], -1), self.cis_contexts)
 
         def sas_gates(c, c_hat):  # Eq. 7
-            return own + F.linear(torch.cat([c, c_hat], -1), self.sas_contexts)
+            return sas_own + F.linear(torch.cat([c, c_hat], -1), self.sas_contexts)
 
-        R = core.cell.integrate(s, left[..., :n], right[..., :n], cis_gates, sas_gates)
+        R = core.cell.integrate(s, s_l, s_r, cis_gates, sas_gates)
         return core.out(core.pool(R, mask)[0])
