@@ -25,21 +25,13 @@ from ._duo_translation import (
     StreamAttention,
     causal_mask,
 )
-from ._fcsr import (
-    FCSRCell,
-    FCSRModule,
-    FeatureAttention,
-    FoldedFCSR,
-    fcsr_lr_lambda,
-    fofe,
-)
+from ._fcsr import FCSRCell, FCSRModule, FeatureAttention, fcsr_lr_lambda, fofe
 from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
 from ._losses import LabelwiseBCE, TaskwiseCrossEntropy
 from ._network import (
     ConcatenateTables,
     NgramFeatures,
     PairFeatures,
-    ProjectedTokens,
     SequenceNetwork,
     TableStreams,
     TokenInputs,
@@ -59,13 +51,11 @@ __all__ = [
     "FCSRModule",
     "FeatureAttention",
     "FoldedDuoHead",
-    "FoldedFCSR",
     "LAMAAttention",
     "LAMAModule",
     "LabelwiseBCE",
     "NgramFeatures",
     "PairFeatures",
-    "ProjectedTokens",
     "SequenceNetwork",
     "StreamAttention",
     "TableStreams",

@@ -15,17 +15,14 @@ import math
 import numbers
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ._masking import masked_mean, masked_softmax
-from ._network import ProjectedTokens
 
 __all__ = [
     "FCSRCell",
     "FCSRModule",
     "FeatureAttention",
-    "FoldedFCSR",
     "fcsr_lr_lambda",
     "fofe",
 ]
@@ -183,31 +180,26 @@ def _window_matrices(alpha, k, L, dtype, device):
     return torch.cat([previous, own_left], 1), torch.cat([own_right, following], 1)
 
 
-def _windowed_scan(xl, xr, alpha, k, L):
-    """Exclusive left FOFE of ``xl`` and right FOFE of ``xr`` (B, T, d), ``k`` words each side.
+def _windowed_scan(x, alpha, k, L):
+    """Exclusive left and right FOFE of ``x`` (B, T, d) cut to ``k`` words each side.
 
     Works in chunks of ``L >= k`` words, each reading its two neighbours:
     every sum is computed directly from the words inside its window (no
     subtraction of a longer prefix, so no cancellation for any alpha), in
     O(T * L * d) work.
     """
-    B, T, d = xl.shape
+    B, T, d = x.shape
     # Non-negative operands: ONNX divides integers towards zero, not down.
     nC = (T + L - 1) // L
-
-    def chunks(x):
-        # One zero chunk before and after, and trailing zeros up to whole chunks.
-        return nn.functional.pad(x, (0, 0, L, (nC + 1) * L - T)).reshape(B, nC + 2, L, d)
-
-    Xl = chunks(xl)
-    Xr = Xl if xr is xl else chunks(xr)
-    ML, MR = _window_matrices(alpha, k, L, xl.dtype, xl.device)
-    left = _cmm(ML, torch.cat([Xl[:, :-2], Xl[:, 1:-1]], 2))
-    right = _cmm(MR, torch.cat([Xr[:, 1:-1], Xr[:, 2:]], 2))
+    # One zero chunk before and after, and trailing zeros up to whole chunks.
+    X = nn.functional.pad(x, (0, 0, L, (nC + 1) * L - T)).reshape(B, nC + 2, L, d)
+    ML, MR = _window_matrices(alpha, k, L, x.dtype, x.device)
+    left = _cmm(ML, torch.cat([X[:, :-2], X[:, 1:-1]], 2))
+    right = _cmm(MR, torch.cat([X[:, 1:-1], X[:, 2:]], 2))
     return left.reshape(B, nC * L, d)[:, :T], right.reshape(B, nC * L, d)[:, :T]
 
 
-def fofe(x, mask=None, alpha=0.2, *, window=None, chunk_size=_CHUNK, right=None):
+def fofe(x, mask=None, alpha=0.2, *, window=None, chunk_size=_CHUNK):
     """Left and right FOFE contexts of every word (paper Eq. 2-3, 12-13).
 
     For a document ``S_1..S_m`` the left context of word ``t`` is
@@ -237,10 +229,6 @@ def fofe(x, mask=None, alpha=0.2, *, window=None, chunk_size=_CHUNK, right=None)
         equals.
     chunk_size : int >= 2, default=16
         Block length of the scan; affects speed only.
-    right : Tensor of shape (B, T, d) or None, default=None
-        Vectors whose right contexts are returned in place of ``x``'s (the
-        left contexts stay ``x``'s), under the same ``mask``: one scan gives
-        the contexts of two sequences, one per side (:class:`FoldedFCSR`).
 
     Returns
     -------
@@ -252,11 +240,6 @@ def fofe(x, mask=None, alpha=0.2, *, window=None, chunk_size=_CHUNK, right=None)
     if int(chunk_size) < 2:
         # chunk_size 1 would never shorten the sequence in the recursion.
         raise ValueError("chunk_size must be >= 2")
-    if right is not None and right.shape != x.shape:
-        raise ValueError(
-            f"right must have the shape of x {tuple(x.shape)}, got {tuple(right.shape)}"
-        )
-    xr = x if right is None else right
     if mask is not None:
         if mask.shape != x.shape[:2]:
             raise ValueError(
@@ -264,16 +247,14 @@ def fofe(x, mask=None, alpha=0.2, *, window=None, chunk_size=_CHUNK, right=None)
             )
         m = mask.to(torch.bool)[..., None]
         # where, not multiply: 0 * inf would be NaN.
-        zero = torch.zeros((), dtype=x.dtype, device=x.device)
-        x = torch.where(m, x, zero)
-        xr = x if right is None else torch.where(m, xr, zero)
+        x = torch.where(m, x, torch.zeros((), dtype=x.dtype, device=x.device))
     if x.shape[1] == 0:
-        return x.clone(), xr.clone()
+        return x.clone(), x.clone()
     a = _as_alpha(alpha, x.dtype, x.device)
     if window is not None and window < x.shape[1] - 1:
-        left, right = _windowed_scan(x, xr, a, window, max(window, int(chunk_size)))
+        left, right = _windowed_scan(x, a, window, max(window, int(chunk_size)))
     else:
-        left, right = _scan(x, xr, a, int(chunk_size))
+        left, right = _scan(x, x, a, int(chunk_size))
     if mask is not None:
         zero = torch.zeros((), dtype=x.dtype, device=x.device)
         left = torch.where(m, left, zero)
@@ -402,27 +383,10 @@ class FCSRCell(nn.Module):
                 mask.to(torch.bool)[..., None], s, torch.zeros((), dtype=s.dtype, device=s.device)
             )
         s_l, s_r = fofe(s, mask, self.alpha, window=self.window)  # Eq. 2-3
-        # Eq. 5: S_tc = concat(S_tl, S_tr).
-        gates = self.cis_gates(torch.cat([s, s_l, s_r], -1))
-        return self.integrate(
-            s, s_l, s_r, gates, lambda c, c_hat: self.sas_gates(torch.cat([s, c, c_hat], -1))
-        )
-
-    def integrate(self, s, s_l, s_r, cis_gates, sas_gates):
-        """``R`` (B, T, 4n) from the words, their contexts and the gates' pre-activations.
-
-        Parameters
-        ----------
-        s, s_l, s_r : Tensor of shape (B, T, n)
-            The words ``S_t`` and their contexts ``S_tl``, ``S_tr`` (Eq. 2-3).
-        cis_gates : Tensor of shape (B, T, 4n)
-            The CIS gates' pre-activations (Eq. 5).
-        sas_gates : callable
-            ``sas_gates(c, c_hat)``: the SAS gates' pre-activations (Eq. 7)
-            from ``C_t`` and ``Ĉ_t``.
-        """
-        c, c_hat = _gated_sum(s, s_l, s_r, cis_gates)  # Eq. 6
-        h, h_hat = _gated_sum(s, c, c_hat, sas_gates(c, c_hat))  # Eq. 8
+        # Eq. 5 (S_tc = concat(S_tl, S_tr)) and Eq. 6.
+        c, c_hat = _gated_sum(s, s_l, s_r, self.cis_gates(torch.cat([s, s_l, s_r], -1)))
+        # Eq. 7 and Eq. 8.
+        h, h_hat = _gated_sum(s, c, c_hat, self.sas_gates(torch.cat([s, c, c_hat], -1)))
         return torch.cat([c, c_hat, h, h_hat], -1)
 
 
@@ -590,29 +554,6 @@ class FCSRModule(nn.Module):
             return logits, weights
         return logits
 
-    def fold(self, inputs):
-        """This module's inference with its token-wise projections folded into per-token tables.
-
-        :class:`~sklearn_lama.modules.SequenceNetwork` calls it for every
-        inference over token ids (see its Notes).
-
-        Parameters
-        ----------
-        inputs : TokenInputs
-            How the word vectors ``x`` are built from token ids.
-
-        Returns
-        -------
-        FoldedFCSR or None
-            The logits of :meth:`forward` in eval mode; ``None`` without
-            tables. Its tensors are computed from the current weights,
-            without gradients.
-        """
-        if not inputs.tables:
-            return None
-        with torch.no_grad():
-            return FoldedFCSR(self, inputs)
-
     def token_attention(self, x, mask):
         """Per-token weights of the feature attention, one row per document.
 
@@ -648,10 +589,8 @@ class FCSRModule(nn.Module):
             x = torch.where(
                 mask.to(torch.bool)[..., None], x, torch.zeros((), dtype=x.dtype, device=x.device)
             )
-        return self.pool(self.cell(self.proj(x), mask), mask)
-
-    def pool(self, R, mask):
-        """The pooled ``r`` (B, 4n) of ``R`` (B, T, 4n), and its weights (B, T, 4n)."""
+        s = self.proj(x)
+        R = self.cell(s, mask)
         if self.attention is not None:
             r, weights = self.attention(R, mask)
         else:
@@ -661,67 +600,3 @@ class FCSRModule(nn.Module):
             weights = mask.to(R.dtype).unsqueeze(-1) / mask.sum(1).clamp_min(1)[:, None, None]
             weights = weights.expand_as(R)
         return r, weights
-
-
-class FoldedFCSR:
-    """FCSR's logits with the projections of the words and their contexts taken per token.
-
-    The gates of the Context Integration Sub-cell project the word and its
-    contexts, ``S_t W_t + S_tl W_l + S_tr W_r + b`` (Eq. 5 with ``S_tc =
-    concat(S_tl, S_tr)``), and the contexts are FOFE sums of the words,
-    ``S_l = T_l S`` and ``S_r = T_r S`` (Eq. 12-13 of "Full-context semantic
-    representation in sentence level"). The products commute::
-
-        S_l W_l = (T_l S) W_l = T_l (S W_l),    S_r W_r = T_r (S W_r)
-
-    so the scan sums the projected words ``S_t W_l`` and ``S_t W_r``, which,
-    like ``S_t`` itself, ``S_t W_t + b`` and the word's share ``S_t W_tq +
-    b`` of the Semantic Analysis Sub-cell's gates (Eq. 7), are affine maps
-    of the token's vector ``x_t`` (through the projection of
-    :class:`FCSRModule`, ``S_t = x_t P + p``): each is computed once per
-    token id (:class:`~sklearn_lama.modules.ProjectedTokens`). A token then
-    costs a row of these tables and wider FOFE sums in place of the
-    ``3n x 4n`` product of Eq. 5 and the ``S_t`` third of Eq. 7's. The rest
-    (Eq. 4, 6, 8, the feature attention of Eq. 9 and the output layer) is
-    the module's own computation; dropout is the identity at inference. The
-    same function of the weights, its sums associated differently: equal to
-    :meth:`FCSRModule.forward` in eval mode up to float32 rounding.
-
-    Built by :meth:`FCSRModule.fold`.
-
-    Parameters
-    ----------
-    core : FCSRModule
-    inputs : TokenInputs
-        How the word vectors ``x`` are built from token ids.
-    """
-
-    def __init__(self, core, inputs):
-        n = core.hidden_size
-        self.core = core
-        cis, sas = core.cell.cis_gates, core.cell.sas_gates
-        self.cis_contexts = cis.weight[:, n:]
-        self.sas_contexts = sas.weight[:, n:]
-        identity = torch.eye(n, dtype=cis.weight.dtype, device=cis.weight.device)
-        maps = torch.cat([identity, cis.weight[:, :n], sas.weight[:, :n]])
-        bias = torch.cat([cis.bias.new_zeros(n), cis.bias, sas.bias])
-        if isinstance(core.proj, nn.Linear):
-            maps, bias = maps @ core.proj.weight, bias + maps @ core.proj.bias
-        self.tokens = ProjectedTokens(inputs, maps, bias)
-        self.widths = [n, 4 * n, 4 * n]
-
-    def __call__(self, lengths, ids):
-        """Logits ``(B, C)`` of the padded batch ``ids`` ``(B, T)`` of ``lengths`` ``(B,)``."""
-        core = self.core
-        mask = torch.arange(ids.shape[1], device=lengths.device) < lengths.unsqueeze(1)
-        s, cis_own, sas_own = self.tokens(ids).split(self.widths, dim=-1)
-        zero = torch.zeros((), dtype=s.dtype, device=s.device)
-        s = torch.where(mask.unsqueeze(-1), s, zero)
-        s_l, s_r = fofe(s, mask, core.alpha, window=core.cell.window)
-        cis_gates = cis_own + F.linear(torch.cat([s_l, s_r], -1), self.cis_contexts)
-
-        def sas_gates(c, c_hat):  # Eq. 7
-            return sas_own + F.linear(torch.cat([c, c_hat], -1), self.sas_contexts)
-
-        R = core.cell.integrate(s, s_l, s_r, cis_gates, sas_gates)
-        return core.out(core.pool(R, mask)[0])

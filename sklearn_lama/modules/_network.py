@@ -10,7 +10,6 @@ __all__ = [
     "ConcatenateTables",
     "NgramFeatures",
     "PairFeatures",
-    "ProjectedTokens",
     "SequenceNetwork",
     "TableStreams",
     "TokenInputs",
@@ -259,74 +258,6 @@ class TokenInputs(NamedTuple):
 
     tables: tuple
     features: tuple
-
-
-class ProjectedTokens:
-    """An affine map of every token's vector, computed once per token id and per n-gram.
-
-    The vector ``v`` that :meth:`SequenceNetwork.embed` gives a token (its
-    tables' rows and fixed features, joined by :class:`ConcatenateTables`)
-    enters a model's first layers through affine maps ``W v + b``. Built from
-    the parts of ``v`` (:class:`TokenInputs`), ``W v + b`` is the sum of a
-    row of a ``(V, out)`` table, computed once for every token id (tables
-    and token features), and of ``features(ids) @ W_f`` for each feature of
-    n-grams of two or more tokens. The same function of the weights, its sums
-    associated differently: equal to ``W v + b`` up to float32 rounding.
-
-    Parameters
-    ----------
-    inputs : TokenInputs
-        The parts of the token vectors.
-    weight : Tensor of shape (out, D)
-        ``W``, with ``D`` the width of ``v``.
-    bias : Tensor of shape (out,), default=None
-        ``b``; ``None`` for zeros.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from sklearn_lama.modules import ProjectedTokens, TokenInputs
-    >>> table = torch.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]])
-    >>> weight = torch.tensor([[1.0, 1.0], [0.0, 2.0]])
-    >>> projected = ProjectedTokens(TokenInputs((table,), ()), weight, torch.tensor([0.5, 0.0]))
-    >>> projected(torch.tensor([[2, 1]]))
-    tensor([[[7.5000, 8.0000],
-             [3.5000, 4.0000]]])
-    """
-
-    def __init__(self, inputs, weight, bias=None):
-        vocabulary = inputs.tables[0].shape[0]
-        self.table = weight.new_zeros((vocabulary, weight.shape[0]))
-        if bias is not None:
-            self.table += bias
-        ngrams = {}
-        column = 0
-        # The columns of v in embed's order: each table's rows, then its features.
-        for i, rows in enumerate(inputs.tables):
-            self.table += rows @ weight[:, column : column + rows.shape[1]].T
-            column += rows.shape[1]
-            for features, scales in inputs.features:
-                width = features.values.shape[1]
-                block = weight[:, column : column + width].T * scales[i].to(weight.dtype)
-                column += width
-                ngrams[features] = ngrams[features] + block if features in ngrams else block
-        if column != weight.shape[1]:
-            raise ValueError(
-                f"weight reads {weight.shape[1]} columns, the token vectors have {column}"
-            )
-        self.ngram_terms = []
-        for features, block in ngrams.items():
-            if features.n == 1:
-                self.table += features.block_table() @ block
-            else:
-                self.ngram_terms.append((features, block))
-
-    def __call__(self, ids):
-        """``W v + b`` of the tokens ``ids`` (B, T): a (B, T, out) tensor."""
-        terms = self.table[ids]
-        for features, block in self.ngram_terms:
-            terms = terms + features(ids) @ block
-        return terms
 
 
 class SequenceNetwork(nn.Module):
