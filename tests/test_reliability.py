@@ -9,7 +9,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, cpu_count, delayed, parallel_config
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils._param_validation import (
     InvalidParameterError,
@@ -175,18 +175,18 @@ def _torch_threads_during_fit(seqs, labels):
     return next(cb.threads for _, cb in clf.net_.callbacks_ if isinstance(cb, _RecordTorchThreads))
 
 
-def test_loky_workers_fit_with_one_torch_thread(toy_corpus, monkeypatch):
-    # torch_threads=None fits with one thread, whatever the worker's torch was
-    # started with (loky's OMP_NUM_THREADS share, or more with
-    # inner_max_num_threads): never 2 workers x 2 threads on 2 cores.
+def test_loky_workers_fit_with_their_share_of_the_cores(toy_corpus, monkeypatch):
+    # torch_threads=None fits with the worker's share of the CPUs (loky sets
+    # OMP_NUM_THREADS to cpu_count() // n_jobs when the parent has not):
+    # never 2 workers x 2 threads on 2 cores.
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     texts, labels = toy_corpus
     seqs = Word2VecVectorizer(vector_size=8, min_count=1, random_state=0).fit_transform(texts)
-    with parallel_config(backend="loky", inner_max_num_threads=2):
+    with parallel_config(backend="loky"):
         threads = Parallel(n_jobs=2)(
             delayed(_torch_threads_during_fit)(seqs, labels) for _ in range(2)
         )
-    assert threads == [1, 1]
+    assert threads == [max(cpu_count() // 2, 1)] * 2
 
 
 def test_predictions_do_not_depend_on_document_order(pipelines, toy_corpus):
