@@ -128,3 +128,14 @@ def toy_corpus():
         texts.append(" ".join(tokens))
         labels.append("pos" if i % 2 else "neg")
     return texts, np.array(labels)
+
+
+@pytest.fixture(autouse=True)
+def _no_other_load(monkeypatch):
+    """Tests see a machine without other work, whatever else runs beside the suite.
+
+    The estimators' ``torch_threads=None`` leaves out cores the load average
+    shows busy (``busy_cpus``, tested on its own with given loads); without
+    this, thread counts would depend on what else the machine runs.
+    """
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))

@@ -186,7 +186,9 @@ def test_loky_workers_fit_with_their_share_of_the_cores(toy_corpus, monkeypatch)
         threads = Parallel(n_jobs=2)(
             delayed(_torch_threads_during_fit)(seqs, labels) for _ in range(2)
         )
-    assert threads == [max(cpu_count() // 2, 1)] * 2
+    # Workers are other processes, where the load average is real and may
+    # leave busy cores out (busy_cpus): at most the share, at least one.
+    assert len(threads) == 2 and all(1 <= t <= max(cpu_count() // 2, 1) for t in threads)
 
 
 def test_predictions_do_not_depend_on_document_order(pipelines, toy_corpus):

@@ -1,5 +1,6 @@
 """Scaling parameters: torch threads per call, batch budgets, Duo's attention budget."""
 
+import os
 import sys
 import threading
 import types
@@ -11,7 +12,7 @@ from skorch.callbacks import Callback
 
 from sklearn_lama import DuoClassifier, TokenSequences
 from sklearn_lama.classification import _base
-from sklearn_lama.utils._threads import resolve_threads, torch_threads
+from sklearn_lama.utils._threads import busy_cpus, resolve_threads, torch_threads
 from tests._tolerances import chained_bound
 
 from .conftest import make_classifier, probability_bound
@@ -111,6 +112,37 @@ def test_negative_torch_threads_count_from_the_given_cpus(monkeypatch):
     assert [resolve_threads(n) for n in (None, 3, -1, -2, -9)] == [4, 3, 4, 3, 1]
     with pytest.raises(ValueError, match="torch_threads"):
         make_classifier("fcsr", torch_threads=0).fit(np.ones((4, 3), int), [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize(
+    "cpus, given, load, expected",
+    [
+        (2, "2", 0.3, 2),  # only this process runs
+        (2, "2", 1.2, 2),  # this process, rounded
+        (2, "2", 2.0, 1),  # one other busy process: its core is left out
+        (2, "2", 9.0, 1),  # never fewer than one
+        (64, "2", 30.0, 2),  # the other work fits on the 62 CPUs outside the share
+        (64, "2", 63.0, 2),
+        (64, "2", 64.0, 1),  # and one more: a core of the share is busy
+    ],
+)
+def test_none_leaves_out_the_cores_other_processes_keep_busy(
+    monkeypatch, cpus, given, load, expected
+):
+    monkeypatch.setenv("OMP_NUM_THREADS", given)
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert resolve_threads(None) == expected
+    assert resolve_threads(2) == 2 and resolve_threads(-1) == int(given)  # asked for: kept
+    assert min(busy_cpus(), int(given) - 1) == int(given) - expected
+
+
+def test_busy_cpus_is_zero_where_the_load_is_unknown(monkeypatch):
+    def unreadable():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(os, "getloadavg", unreadable)
+    assert busy_cpus() == 0
 
 
 def test_none_is_one_thread_in_a_task_of_a_dask_worker(monkeypatch):

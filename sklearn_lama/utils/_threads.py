@@ -3,7 +3,7 @@
 torch's intra-op threads are a setting of each Python thread.
 ``torch_threads=None`` (the default) means the CPUs the process was given
 (:func:`available_cpus`), as torch itself and fastText default to the
-machine's cores, with three guards against oversubscription:
+machine's cores, with four guards against oversubscription:
 
 - Process pools give each worker its share: joblib's loky backend sets
   ``OMP_NUM_THREADS`` to ``cpu_count() // n_jobs`` in its workers, Dask's
@@ -14,10 +14,13 @@ machine's cores, with three guards against oversubscription:
   (joblib's threading backend, a threaded Dask worker) takes its share of
   the CPUs (:func:`torch_threads`).
 
+- Cores that other processes keep busy, by the load average, are left out
+  (:func:`busy_cpus`): there OpenMP's spinning makes a second thread cost
+  several times what it gains.
+
 OpenMP's waiting policy is left as the caller started torch (the user
-guide's "Scaling out" page gives the reason): its spinning costs only where
-other processes keep the cores busy, and there ``torch_threads=1`` (or
-``OMP_NUM_THREADS=1``) is the documented setting.
+guide's "Scaling out" page gives the reason): passive waiting slows every
+fit on idle cores, and torch reads it only when it starts.
 """
 
 import os
@@ -27,7 +30,7 @@ from contextlib import contextmanager
 
 import torch
 
-__all__ = ["available_cpus", "resolve_threads", "torch_threads"]
+__all__ = ["available_cpus", "busy_cpus", "resolve_threads", "torch_threads"]
 
 _lock = threading.Lock()
 # The Python threads inside a torch_threads block: their nesting depth and the
@@ -59,17 +62,37 @@ def available_cpus():
 def resolve_threads(torch_threads):
     """The number of threads that ``torch_threads`` (None, or an int other than 0) asks for.
 
-    ``None`` is every CPU the process was given (:func:`available_cpus`),
+    ``None`` is every CPU the process was given (:func:`available_cpus`)
+    less those other processes keep busy (:func:`busy_cpus`), at least one;
     or one in a task of a Dask worker, which runs one task per thread it
     was given whatever its environment says; a positive int is that
     number; a negative one counts from the given CPUs, joblib's ``n_jobs``
     convention: -1 is all of them, -2 all but one, at least 1.
     """
     if torch_threads is None:
-        return 1 if _in_dask_task() else available_cpus()
+        return 1 if _in_dask_task() else max(available_cpus() - busy_cpus(), 1)
     if torch_threads < 0:
         return max(available_cpus() + 1 + torch_threads, 1)
     return torch_threads
+
+
+def busy_cpus():
+    """How many of this process's CPUs other processes keep busy, by the 1-minute load average.
+
+    A second OpenMP thread on a core that another process keeps busy spins
+    at every barrier while the thread it waits for is descheduled, which
+    makes a fit several times slower than one thread; so the default leaves
+    such cores out. The load counts this process's own running thread once,
+    and other work is taken to fill the machine's CPUs outside this
+    process's share first. 0 where the load average is unknown.
+    """
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not on Unix, or not readable
+        return 0
+    others = round(max(load - 1.0, 0.0))
+    outside = max((os.cpu_count() or 1) - available_cpus(), 0)
+    return max(others - outside, 0)
 
 
 def _in_dask_task():
