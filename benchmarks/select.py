@@ -13,9 +13,14 @@ candidates a change of one lever at a time from its base:
   learning rate and, for Duo, the table coupled with GloVe;
 * ``speed``: cheaper training: batch size with the learning rate scaled by
   its square root (or kept), early stopping's patience, the word2vec step's
-  passes and algorithm.
+  passes and algorithm;
+* ``default``: the default pipelines, each ``Word2VecVectorizer()`` (GloVe
+  6B 50d's 100,000 most frequent words, shipped with the package) and its
+  classifier: how words the table lacks get vectors, frozen embeddings, the
+  full 400,000-word table and, for Duo, the corpus-trained skip-gram 100
+  table coupled with GloVe (the previous default on pretrained vectors).
 
-The ``defaults`` and ``pretrained`` grids take each lever's best change that
+The ``defaults``, ``pretrained`` and ``default`` grids take each lever's best change that
 beats the base by more than ``MARGIN`` (half a point, about the standard
 error of a CV accuracy on MR's training split), cross-validate those changes
 together, and keep the best candidate if it beats the base by ``MARGIN``,
@@ -159,7 +164,40 @@ GRIDS = {
         "levers": {m: _speed_levers(m) for m in _LR},
     },
 }
+GRIDS["default"] = {
+    "name": "default-select",
+    "corpora": ["mr", "r8"],
+    "rule": "margin",
+    "base": {m: {} for m in _OOV},
+    "levers": {
+        m: [
+            ("base", {}),
+            ("oov", {"emb__oov_vectors": "drop"}),
+            ("oov", {"emb__oov_vectors": "train"}),
+            ("freeze", {"freeze_embeddings": m != "lama"}),
+            ("table", {"emb__pretrained": GLOVE}),
+            *([("couple", {"emb": "GloVe + skip-gram 100"})] if m == "duo" else []),
+        ]
+        for m in _OOV
+    },
+}
 STEMS = tuple(g["name"] for g in GRIDS.values())
+
+
+def embedding(name, seed):
+    """The embedding step a candidate's ``"emb"`` names, in place of the pipeline's."""
+    from sklearn_lama import MetaEmbeddingTransformer, Word2VecVectorizer
+
+    if name != "GloVe + skip-gram 100":
+        raise ValueError(f"no embedding step {name!r}")
+    return MetaEmbeddingTransformer(
+        [
+            ("pretrained", Word2VecVectorizer(random_state=seed)),
+            ("corpus", Word2VecVectorizer(pretrained=None, sg=1, random_state=seed)),
+        ]
+    )
+
+
 NAME = "select"
 SIZES = {
     "quick": {
@@ -203,7 +241,11 @@ def cell(corpus, model, candidate, fold, cv, train_limit, overrides):
     train, valid = list(folds)[fold]
     settings = {**candidate, **overrides}
     # Keys with a step prefix ("emb__epochs") are the pipeline's, the others the classifier's.
-    estimator = make(model, seed=0, **{k: v for k, v in settings.items() if "__" not in k})
+    estimator = make(
+        model, seed=0, **{k: v for k, v in settings.items() if "__" not in k and k != "emb"}
+    )
+    if "emb" in settings:
+        estimator.set_params(emb=embedding(settings["emb"], seed=0))
     estimator.set_params(**{k: v for k, v in settings.items() if "__" in k})
     start, cpu_start = time.perf_counter(), time.process_time()
     estimator.fit(list(X[train]), y[train])

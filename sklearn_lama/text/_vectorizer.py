@@ -331,7 +331,7 @@ class Word2VecVectorizer(PortableState, DocumentEncoderMixin, TransformerMixin, 
         Pretrained vectors beat corpus-trained ones on the corpora of the
         results page, and skip the word2vec pass.
 
-        .. versionchanged:: 0.11.0
+        .. versionchanged:: 0.10.0
            The default was ``None`` (word2vec trained on the corpus).
     pretrained_format : {"auto", "word2vec", "glove", "binary"}, default="auto"
         Format of ``pretrained``; ``"auto"`` detects it from the content.
