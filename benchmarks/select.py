@@ -171,6 +171,8 @@ GRIDS["default"] = {
     "base": {m: {} for m in _OOV},
     "levers": {
         m: [
+            # The reference: the same pipeline on corpus word2vec (the previous default).
+            ("reference", {"pretrained": None}),
             ("base", {}),
             ("oov", {"emb__oov_vectors": "drop"}),
             ("oov", {"emb__oov_vectors": "train"}),
@@ -556,6 +558,16 @@ _ABOUT = {
         "for the words GloVe lacks); a lever moves when its best value beats the base by more "
         "than half a point, the moving levers are combined, and the best candidate replaces "
         "the base only by that margin.",
+    ),
+    "default-select": (
+        "Defaults of the one-line pipelines on the shipped GloVe table, chosen by "
+        "cross-validation on the training split",
+        "One lever at a time from the base (``Word2VecVectorizer()`` and the classifier at "
+        "their defaults: GloVe 6B 50d's 100,000 most frequent words, shipped with the "
+        "package); the first candidate is the same pipeline on corpus word2vec "
+        "(``pretrained=None``, Duo's CBOW 50 + skip-gram 100 couple). A lever moves when its "
+        "best value beats the base by more than half a point, the moving levers are combined, "
+        "and the best candidate replaces the base only by that margin.",
     ),
     "speed-select": (
         "Cheaper training settings chosen by cross-validation on the training split",
