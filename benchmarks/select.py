@@ -8,9 +8,10 @@ candidates a change of one lever at a time from its base:
 
 * ``defaults``: the levers the library adds to the papers (Naive Bayes
   weights, embedding dropout, learning rate), against the papers' inputs;
-* ``pretrained``: the same pipelines on GloVe 6B 50d: how words GloVe lacks
-  get vectors, frozen embeddings, the Naive Bayes columns, the dropout, the
-  learning rate and, for Duo, the table coupled with GloVe;
+* ``pretrained``: the same pipelines on the full GloVe 6B 50d: how words
+  GloVe lacks get vectors, frozen embeddings, the Naive Bayes columns, the
+  dropout and the learning rate (its results of 0.9.0 also coupled Duo's
+  GloVe with corpus tables);
 * ``speed``: cheaper training: batch size with the learning rate scaled by
   its square root (or kept), early stopping's patience, the word2vec step's
   passes and algorithm;
@@ -45,11 +46,7 @@ MARGIN = 0.005
 # A cheaper setting may cost at most a quarter point of CV accuracy.
 TOLERANCE = 0.0025
 _OFF = {"nb_unigram_weight": 0.0, "nb_bigram_weight": 0.0, "embedding_dropout": 0.0}
-_OOV = {
-    "lama": "emb__oov_vectors",
-    "fcsr": "emb__oov_vectors",
-    "duo": "emb__pretrained__oov_vectors",
-}
+_OOV = {"lama": "emb__oov_vectors", "fcsr": "emb__oov_vectors", "duo": "emb__oov_vectors"}
 # Each model's learning rate before the speed grid; a batch candidate scales it by
 # sqrt(batch / 32).
 _LR = {"lama": 1e-3, "fcsr": 1e-2, "duo": 1e-3}
@@ -96,10 +93,26 @@ GRIDS = {
         "name": "select",
         "corpora": ["mr"],
         "rule": "margin",
+        # On corpus word2vec, the pipelines' vectors when this grid chose (0.8.0).
         "base": {
-            "lama": {"nb_unigram_weight": 3.0, "nb_bigram_weight": 0.5, "embedding_dropout": 0.3},
-            "duo": {"nb_unigram_weight": 3.0, "nb_bigram_weight": 1.0, "embedding_dropout": 0.5},
-            "fcsr": {"nb_unigram_weight": 0.0, "nb_bigram_weight": 3.0, "embedding_dropout": 0.0},
+            "lama": {
+                "pretrained": None,
+                "nb_unigram_weight": 3.0,
+                "nb_bigram_weight": 0.5,
+                "embedding_dropout": 0.3,
+            },
+            "duo": {
+                "pretrained": None,
+                "nb_unigram_weight": 3.0,
+                "nb_bigram_weight": 1.0,
+                "embedding_dropout": 0.5,
+            },
+            "fcsr": {
+                "pretrained": None,
+                "nb_unigram_weight": 0.0,
+                "nb_bigram_weight": 3.0,
+                "embedding_dropout": 0.0,
+            },
         },
         "levers": {
             "lama": [("reference", _OFF), ("base", {}), ("lr", {"lr": 3e-4})],
@@ -144,14 +157,8 @@ GRIDS = {
                     ("dropout", {"embedding_dropout": 0.0}),
                     ("lr", {"lr": 3e-3}),
                     ("lr", {"lr": 3e-4}),
-                    # The base couples GloVe with skip-gram 100 (the corpus defaults' second
-                    # table).
-                    ("couple", {"emb__corpus__sg": 0, "emb__corpus__vector_size": 50}),
-                    ("couple", {"emb__corpus__sg": 1, "emb__corpus__vector_size": 50}),
-                    (
-                        "couple",
-                        {"emb__corpus__pretrained": GLOVE, "emb__corpus__oov_vectors": "random"},
-                    ),
+                    # Until 0.9.0 Duo coupled GloVe with corpus tables here (source names
+                    # "pretrained" and "corpus"); the "default" grid compares the couple now.
                 ],
             }.items()
         },
@@ -160,7 +167,8 @@ GRIDS = {
         "name": "speed-select",
         "corpora": ["mr", "r8"],
         "rule": "cost",
-        "base": {m: {} for m in _LR},
+        # On corpus word2vec (its word2vec levers), the default vectors when it chose.
+        "base": {m: {"pretrained": None} for m in _LR},
         "levers": {m: _speed_levers(m) for m in _LR},
     },
 }
@@ -442,17 +450,13 @@ def hold_on(model, rows, corpora, chosen, picks, log, cv_on):
 
 
 def on_pretrained(model, candidate):
-    """``candidate`` for the pipeline of ``model`` on GloVe: the word2vec levers where they apply.
+    """``candidate`` for the pipeline of ``model`` on GloVe: its classifier's levers.
 
-    A pretrained table is not trained, so LAMA's and FCSR's word2vec levers
-    fall away; Duo's second table (skip-gram 100 on the corpus, source
-    ``"corpus"``) takes those of its corpus skip-gram table.
+    A pretrained table is not trained, so the word2vec levers (and the
+    choice of corpus vectors) fall away.
     """
-    prefix = "emb__skipgram__"
     changes = {
-        ("emb__corpus__" + k[len(prefix) :] if k.startswith(prefix) else k): v
-        for k, v in candidate.items()
-        if not k.startswith("emb__") or (model == "duo" and k.startswith(prefix))
+        k: v for k, v in candidate.items() if not k.startswith("emb__") and k != "pretrained"
     }
     return {"pretrained": GLOVE, **changes}
 
