@@ -8,7 +8,6 @@ vectorizers trained word2vec on the corpus, keep doing so.
 """
 
 import importlib.util
-import socket
 from pathlib import Path
 
 import joblib
@@ -18,22 +17,15 @@ import pytest
 from sklearn_lama import Word2VecVectorizer, load_weights
 from sklearn_lama.text._pretrained import DATA, DEFAULT, PRETRAINED, PackagedTable, locate
 
+from .test_pretrained_names import offline  # noqa: F401 (the fixture, used by pytestmark)
 from .test_reader_termination import time_limit
 
 DOCS = ["the cat sat on the mat", "the dog sat on the log"] * 5
 FIXTURES = Path(__file__).parent / "fixtures" / "persistence"
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    """No socket opens; gensim-data's folder is empty, so only the shipped table can answer."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("reading the shipped table touched the network")
-
-    monkeypatch.setattr(socket, "socket", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setenv("GENSIM_DATA_DIR", str(tmp_path / "empty"))
+# No socket opens, and gensim-data's folder is an empty one: only the shipped table can answer.
+pytestmark = pytest.mark.usefixtures("offline")
 
 
 def test_the_default_is_the_shipped_table_in_every_install():
