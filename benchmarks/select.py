@@ -584,7 +584,9 @@ _ABOUT = {
 
 def render(payload):
     """The report of a selection's ``payload`` (any grid's)."""
-    title, about = _ABOUT[payload["name"]]
+    # A run of a grid on other corpora is filed as "<grid's name>-<corpus>".
+    name = payload["name"]
+    title, about = _ABOUT[name if name in _ABOUT else name.rsplit("-", 1)[0]]
     cfg, rows = payload["config"], payload["results"]
     rep = Report(payload["name"], title)
     rep.text(about)
