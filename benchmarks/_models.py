@@ -1,7 +1,12 @@
 """The estimators the benchmarks compare, each with ``fit(texts, y)`` and ``predict(texts)``."""
 
+# The default pipelines: Word2VecVectorizer() (GloVe 6B 50d's 100,000 most
+# frequent words, shipped with the package) and the classifier.
 OURS = ("lama", "fcsr", "duo")
-# The same pipelines on GloVe 6B 50d (the main job's pretrained vectors): "lama-glove", ...
+# The same pipelines on word2vec trained on the corpus (pretrained=None): "lama-corpus", ...
+CORPUS_SUFFIX = "-corpus"
+OURS_CORPUS = tuple(m + CORPUS_SUFFIX for m in OURS)
+# The same pipelines on the full GloVe 6B 50d (the `glove` extra): "lama-glove", ...
 GLOVE_SUFFIX = "-glove"
 OURS_GLOVE = tuple(m + GLOVE_SUFFIX for m in OURS)
 PEERS = ("tfidf_lr", "fasttext")
@@ -11,19 +16,25 @@ SHORT = {
     "lama": "LAMA",
     "fcsr": "FCSR",
     "duo": "Duo",
-    "lama-glove": "LAMA (GloVe)",
-    "fcsr-glove": "FCSR (GloVe)",
-    "duo-glove": "Duo (GloVe)",
+    "lama-corpus": "LAMA (word2vec)",
+    "fcsr-corpus": "FCSR (word2vec)",
+    "duo-corpus": "Duo (word2vec)",
+    "lama-glove": "LAMA (GloVe 400k)",
+    "fcsr-glove": "FCSR (GloVe 400k)",
+    "duo-glove": "Duo (GloVe 400k)",
 }
 LABELS = {
     "tfidf_lr": "TF-IDF + LogisticRegression (tuned)",
     "fasttext": "fastText (tuned)",
-    "lama": "Word2Vec + LAMAClassifier",
-    "fcsr": "Word2Vec + FCSRClassifier",
-    "duo": "CBOW 50 + skip-gram 100 + DuoClassifier",
-    "lama-glove": "GloVe 50 + LAMAClassifier",
-    "fcsr-glove": "GloVe 50 + FCSRClassifier",
-    "duo-glove": "GloVe 50 + skip-gram 100 + DuoClassifier",
+    "lama": "GloVe 50 + LAMAClassifier",
+    "fcsr": "GloVe 50 + FCSRClassifier",
+    "duo": "GloVe 50 + DuoClassifier",
+    "lama-corpus": "Word2Vec + LAMAClassifier",
+    "fcsr-corpus": "Word2Vec + FCSRClassifier",
+    "duo-corpus": "CBOW 50 + skip-gram 100 + DuoClassifier",
+    "lama-glove": "GloVe 50 (400k words) + LAMAClassifier",
+    "fcsr-glove": "GloVe 50 (400k words) + FCSRClassifier",
+    "duo-glove": "GloVe 50 (400k words) + DuoClassifier",
 }
 
 
@@ -33,7 +44,8 @@ def make(name, threads=1, seed=0, **overrides):
     The definitions are the main job's (``python -m sklearn_lama``): the peers
     use the settings of the project's reference measurements (its dataset
     notes). ``overrides`` go to our classifiers only; ``seed`` seeds every
-    step. A name of :data:`OURS_GLOVE` is the pipeline on GloVe 50.
+    step. A name of :data:`OURS_CORPUS` is the pipeline on corpus word2vec,
+    one of :data:`OURS_GLOVE` the pipeline on the full GloVe 6B 50d table.
     """
     from sklearn_lama._main._pipelines import (
         GLOVE,
@@ -49,6 +61,10 @@ def make(name, threads=1, seed=0, **overrides):
     if name in OURS_GLOVE:
         return default_pipeline(
             name[: -len(GLOVE_SUFFIX)], random_state=seed, pretrained=GLOVE, **overrides
+        )
+    if name in OURS_CORPUS:
+        return default_pipeline(
+            name[: -len(CORPUS_SUFFIX)], random_state=seed, pretrained=None, **overrides
         )
     return default_pipeline(name, random_state=seed, **overrides)
 

@@ -52,7 +52,16 @@ from skorch.callbacks import Callback
 
 from ._data import LONG, corpus_name
 from ._harness import run_cell
-from ._models import LABELS, OURS, OURS_GLOVE, PEERS, SHORT, fasttext_status, glove_status
+from ._models import (
+    LABELS,
+    OURS,
+    OURS_CORPUS,
+    OURS_GLOVE,
+    PEERS,
+    SHORT,
+    fasttext_status,
+    glove_status,
+)
 from ._report import Report, sig
 
 NAME = "cost"
@@ -277,7 +286,7 @@ def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs,
 def run_pipelines(cfg, threads, corpora, log):
     corpora = corpora or DEFAULT_CORPORA
     cfg = dict(cfg)
-    models = cfg.pop("models", None) or PEERS + OURS + OURS_GLOVE
+    models = cfg.pop("models", None) or PEERS + OURS + OURS_CORPUS + OURS_GLOVE
     missing = fasttext_status()
     no_glove = glove_status()
     rows = []

@@ -38,10 +38,10 @@ train = np.random.default_rng(0).choice(len(texts), 2000, replace=False)
 train_texts = [texts[i] for i in train]
 
 embeddings = {
-    "CBOW 50d": {"sg": 0, "vector_size": 50},
-    "CBOW 100d": {"sg": 0, "vector_size": 100},
-    "skip-gram 50d": {"sg": 1, "vector_size": 50},
-    "skip-gram 100d": {"sg": 1, "vector_size": 100},
+    "CBOW 50d": {"pretrained": None, "sg": 0, "vector_size": 50},
+    "CBOW 100d": {"pretrained": None, "sg": 0, "vector_size": 100},
+    "skip-gram 50d": {"pretrained": None, "sg": 1, "vector_size": 50},
+    "skip-gram 100d": {"pretrained": None, "sg": 1, "vector_size": 100},
 }
 # The same settings and seed give the same vectors in every couple.
 order = list(embeddings)

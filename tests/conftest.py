@@ -55,7 +55,10 @@ def make_classifier(kind, **params):
 def make_pipeline(kind, **params):
     return Pipeline(
         [
-            ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
+            (
+                "emb",
+                Word2VecVectorizer(pretrained=None, vector_size=16, min_count=1, random_state=0),
+            ),
             ("clf", make_classifier(kind, **params)),
         ]
     )

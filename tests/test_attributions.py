@@ -47,8 +47,8 @@ def fitted(request, toy_corpus):
         # Two embeddings, two streams into the core: both are attributed.
         embeddings = MetaEmbeddingTransformer(
             [
-                ("cbow", Word2VecVectorizer(vector_size=8, sg=0, random_state=0)),
-                ("sg", Word2VecVectorizer(vector_size=12, sg=1, random_state=0)),
+                ("cbow", Word2VecVectorizer(pretrained=None, vector_size=8, sg=0, random_state=0)),
+                ("sg", Word2VecVectorizer(pretrained=None, vector_size=12, sg=1, random_state=0)),
             ],
             min_count=1,
         )

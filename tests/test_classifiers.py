@@ -194,7 +194,9 @@ def test_bad_input_is_refused_before_training(kind, toy_corpus):
 
 def test_container_from_other_vocabulary_is_refused(kind, fitted_pipelines, toy_corpus):
     texts, _ = toy_corpus
-    other = Word2VecVectorizer(vector_size=16, min_count=1, lowercase=False, random_state=0)
+    other = Word2VecVectorizer(
+        pretrained=None, vector_size=16, min_count=1, lowercase=False, random_state=0
+    )
     seqs = other.fit_transform([t.upper() for t in texts])
     with pytest.raises(ValueError, match="different vocabulary"):
         fitted_pipelines[kind]["clf"].predict(seqs)

@@ -17,9 +17,15 @@ from tests._tolerances import estimator_probability_bound
 
 def _meta(n_sources=2):
     sources = [
-        ("cbow", Word2VecVectorizer(vector_size=8, sg=0, min_count=1, random_state=0)),
-        ("skipgram", Word2VecVectorizer(vector_size=12, sg=1, min_count=1, random_state=0)),
-        ("small", Word2VecVectorizer(vector_size=4, min_count=1, random_state=0)),
+        (
+            "cbow",
+            Word2VecVectorizer(pretrained=None, vector_size=8, sg=0, min_count=1, random_state=0),
+        ),
+        (
+            "skipgram",
+            Word2VecVectorizer(pretrained=None, vector_size=12, sg=1, min_count=1, random_state=0),
+        ),
+        ("small", Word2VecVectorizer(pretrained=None, vector_size=4, min_count=1, random_state=0)),
     ]
     return MetaEmbeddingTransformer(sources[:n_sources], min_count=1)
 
@@ -54,7 +60,10 @@ def test_one_table_is_used_in_both_roles(toy_corpus):
     texts, labels = toy_corpus
     pipe = Pipeline(
         [
-            ("emb", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
+            (
+                "emb",
+                Word2VecVectorizer(pretrained=None, vector_size=8, min_count=1, random_state=0),
+            ),
             ("clf", DuoClassifier(d_ff=32, max_epochs=25, random_state=0)),
         ]
     ).fit(texts, labels)

@@ -125,8 +125,16 @@ def test_meta_embedding_pipeline(toy_corpus, tmp_path):
                 "emb",
                 MetaEmbeddingTransformer(
                     [
-                        ("cbow", Word2VecVectorizer(vector_size=8, sg=0, random_state=0)),
-                        ("sg", Word2VecVectorizer(vector_size=12, random_state=0)),
+                        (
+                            "cbow",
+                            Word2VecVectorizer(
+                                pretrained=None, vector_size=8, sg=0, random_state=0
+                            ),
+                        ),
+                        (
+                            "sg",
+                            Word2VecVectorizer(pretrained=None, vector_size=12, random_state=0),
+                        ),
                     ],
                     min_count=2,
                     oov="discard",
@@ -157,7 +165,9 @@ def test_text_side_gives_the_vectorizer_ids(params):
         "",
         "tab\tseparated\nlines and the numbers 42",
     ]
-    vectorizer = Word2VecVectorizer(vector_size=4, min_count=1, random_state=0, **params)
+    vectorizer = Word2VecVectorizer(
+        pretrained=None, vector_size=4, min_count=1, random_state=0, **params
+    )
     vectorizer.fit(texts)
     encoder = TextEncoder(_text_settings(vectorizer))
     sequences = vectorizer.transform(texts + ["unseen words, crème"])

@@ -11,7 +11,10 @@ from sklearn_lama import FCSRClassifier, Word2VecVectorizer
 def _pipeline(**params):
     return Pipeline(
         [
-            ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
+            (
+                "emb",
+                Word2VecVectorizer(pretrained=None, vector_size=16, min_count=1, random_state=0),
+            ),
             ("clf", FCSRClassifier(**{"max_epochs": 10, "random_state": 0, **params})),
         ]
     )

@@ -49,14 +49,20 @@ def _pipeline(kind):
         return make_pipeline(
             MetaEmbeddingTransformer(
                 [
-                    ("cbow", Word2VecVectorizer(vector_size=8, sg=0, random_state=0)),
-                    ("sg", Word2VecVectorizer(vector_size=12, sg=1, random_state=0)),
+                    (
+                        "cbow",
+                        Word2VecVectorizer(pretrained=None, vector_size=8, sg=0, random_state=0),
+                    ),
+                    (
+                        "sg",
+                        Word2VecVectorizer(pretrained=None, vector_size=12, sg=1, random_state=0),
+                    ),
                 ],
                 min_count=1,
             ),
             DuoClassifier(d_ff=16, max_epochs=4, validation_fraction=0.25, random_state=0),
         )
-    vectorizer = Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)
+    vectorizer = Word2VecVectorizer(pretrained=None, vector_size=8, min_count=1, random_state=0)
     if kind == "lama":
         classifier = LAMAClassifier(
             n_heads=3,
@@ -132,7 +138,9 @@ class _StubClassifier(ClassifierMixin, BaseEstimator):
 
 def test_top_attended_words_ranks_by_relative_weight():
     docs = ["key up one", "key up one two", "down one two"] * 5
-    vectorizer = Word2VecVectorizer(vector_size=4, min_count=1, random_state=0).fit(docs)
+    vectorizer = Word2VecVectorizer(
+        pretrained=None, vector_size=4, min_count=1, random_state=0
+    ).fit(docs)
     pipe = make_pipeline(vectorizer, _StubClassifier(vectorizer).fit())
     # Predicted labels: documents with "up" are pos. 'key' takes 4/6 of "key up
     # one" (2.0 times the uniform 1/3) and 4/7 of "key up one two" (2.29); 'one'
@@ -195,7 +203,9 @@ def test_plot_attention_defaults_to_the_classifier_s_explanation(fitted):
 
 def test_a_foreign_classifier_is_explained_by_attention_only():
     docs = ["key up one", "down one two"] * 5
-    vectorizer = Word2VecVectorizer(vector_size=4, min_count=1, random_state=0).fit(docs)
+    vectorizer = Word2VecVectorizer(
+        pretrained=None, vector_size=4, min_count=1, random_state=0
+    ).fit(docs)
     pipe = make_pipeline(vectorizer, _StubClassifier(vectorizer).fit())
     # Its default is attention; attributions need the package's per-token hook.
     assert explain(pipe, docs[:1]).weights[0].shape == (2, 3)
@@ -205,7 +215,9 @@ def test_a_foreign_classifier_is_explained_by_attention_only():
 
 def test_plot_attention_names_the_rows_of_a_foreign_classifier():
     docs = ["key up one", "down one two"] * 5
-    vectorizer = Word2VecVectorizer(vector_size=4, min_count=1, random_state=0).fit(docs)
+    vectorizer = Word2VecVectorizer(
+        pretrained=None, vector_size=4, min_count=1, random_state=0
+    ).fit(docs)
     pipe = make_pipeline(vectorizer, _StubClassifier(vectorizer).fit())
     ax = plot_attention(pipe, "key up one")
     assert [t.get_text() for t in ax.get_yticklabels()] == ["row 1", "row 2"]
@@ -278,7 +290,9 @@ def test_explain_escapes_documents_and_labels():
     docs = ["<script>alert(1)</script> good & fine", "bad <b>awful</b>"] * 10
     labels = ['<img src=x onerror="x">', "neg"] * 10
     pipe = make_pipeline(
-        Word2VecVectorizer(vector_size=4, min_count=1, token_pattern=r"\S+", random_state=0),
+        Word2VecVectorizer(
+            pretrained=None, vector_size=4, min_count=1, token_pattern=r"\S+", random_state=0
+        ),
         LAMAClassifier(n_heads=2, hidden_size=4, mlp_hidden=4, max_epochs=2, random_state=0),
     ).fit(docs, labels)
     page = explain(pipe, docs[:2]).to_html()

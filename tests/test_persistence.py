@@ -53,7 +53,9 @@ def fitted(toy_corpus):
 def sequences(toy_corpus):
     texts, labels = toy_corpus
     # Five word2vec passes (gensim's default) keep these tests about training state.
-    vectorizer = Word2VecVectorizer(vector_size=16, min_count=1, epochs=5, random_state=0)
+    vectorizer = Word2VecVectorizer(
+        pretrained=None, vector_size=16, min_count=1, epochs=5, random_state=0
+    )
     return vectorizer.fit_transform(texts), labels
 
 
@@ -116,8 +118,18 @@ def test_nested_meta_embedding_pipeline_round_trip(toy_corpus, tmp_path):
                 "emb",
                 MetaEmbeddingTransformer(
                     [
-                        ("cbow", Word2VecVectorizer(vector_size=8, sg=0, random_state=0)),
-                        ("skipgram", Word2VecVectorizer(vector_size=12, sg=1, random_state=0)),
+                        (
+                            "cbow",
+                            Word2VecVectorizer(
+                                pretrained=None, vector_size=8, sg=0, random_state=0
+                            ),
+                        ),
+                        (
+                            "skipgram",
+                            Word2VecVectorizer(
+                                pretrained=None, vector_size=12, sg=1, random_state=0
+                            ),
+                        ),
                     ],
                     min_count=2,
                     max_len=10,
@@ -149,9 +161,9 @@ def test_nested_meta_embedding_pipeline_round_trip(toy_corpus, tmp_path):
 
 def test_fitted_vectorizer_round_trip(toy_corpus, tmp_path):
     texts, _ = toy_corpus
-    vectorizer = Word2VecVectorizer(vector_size=8, min_count=2, oov="token", random_state=0).fit(
-        texts
-    )
+    vectorizer = Word2VecVectorizer(
+        pretrained=None, vector_size=8, min_count=2, oov="token", random_state=0
+    ).fit(texts)
     loaded = _round_trip(vectorizer, tmp_path / "vec.pt")
     _same_params(loaded, vectorizer)
     np.testing.assert_array_equal(loaded.embedding_, vectorizer.embedding_)
@@ -303,7 +315,9 @@ def test_json_tags_keep_what_json_lacks():
 def test_values_that_need_code_are_refused(fitted, toy_corpus, tmp_path):
     texts, labels = toy_corpus
     path = tmp_path / "model.pt"
-    vectorizer = Word2VecVectorizer(vector_size=8, min_count=1, tokenizer=str.split).fit(texts)
+    vectorizer = Word2VecVectorizer(
+        pretrained=None, vector_size=8, min_count=1, tokenizer=str.split
+    ).fit(texts)
     with pytest.raises(TypeError, match=r"Word2VecVectorizer\.tokenizer="):
         save_weights(vectorizer, path)
     seeded = make_classifier("duo", max_epochs=1, random_state=np.random.RandomState(0))
@@ -659,7 +673,7 @@ def test_warm_start_refuses_what_the_model_cannot_continue_on(sequences, toy_cor
     texts, _ = toy_corpus
     clf = make_classifier("duo", max_epochs=1).fit(X, y).set_params(warm_start=True)
     other = Word2VecVectorizer(
-        vector_size=16, min_count=1, lowercase=False, random_state=0
+        pretrained=None, vector_size=16, min_count=1, lowercase=False, random_state=0
     ).fit_transform([t.upper() for t in texts])
     with pytest.raises(ValueError, match="fitted on TokenSequences, but X is a 2-D integer"):
         clf.fit(IDS, IDS_Y)

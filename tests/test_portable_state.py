@@ -39,7 +39,9 @@ TRANSLATOR = dict(
 
 
 def _vectorizer(**params):
-    return Word2VecVectorizer(vector_size=8, min_count=1, epochs=2, random_state=0, **params)
+    return Word2VecVectorizer(
+        pretrained=None, vector_size=8, min_count=1, epochs=2, random_state=0, **params
+    )
 
 
 def _meta():

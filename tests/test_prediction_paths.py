@@ -36,8 +36,11 @@ def _three_classes(toy_corpus):
 
 def _tables(texts, n_tables):
     sources = [
-        ("a", Word2VecVectorizer(vector_size=6, sg=0, min_count=1, random_state=0)),
-        ("b", Word2VecVectorizer(vector_size=10, min_count=1, random_state=0)),
+        (
+            "a",
+            Word2VecVectorizer(pretrained=None, vector_size=6, sg=0, min_count=1, random_state=0),
+        ),
+        ("b", Word2VecVectorizer(pretrained=None, vector_size=10, min_count=1, random_state=0)),
     ]
     if n_tables == 1:
         return sources[1][1].fit(texts)

@@ -182,7 +182,9 @@ def test_trained_uncovered_vectors_land_near_their_neighbours(tmp_path):
     rng = np.random.RandomState(0)
     topics = [[f"a{i}" for i in range(12)], [f"b{i}" for i in range(12)]]
     docs = [" ".join(rng.choice(topics[i % 2], 8)) for i in range(400)]
-    full = Word2VecVectorizer(vector_size=10, min_count=1, epochs=20, random_state=0).fit(docs)
+    full = Word2VecVectorizer(
+        pretrained=None, vector_size=10, min_count=1, epochs=20, random_state=0
+    ).fit(docs)
     held_out = {"a0", "b0"}
     rows = {
         w: full.embedding_[i].tolist() for w, i in full.vocabulary_.items() if w not in held_out
@@ -230,7 +232,9 @@ def _frozen_pipeline(unlabeled):
 
     from sklearn_lama import LAMAClassifier
 
-    vectors = Word2VecVectorizer(vector_size=8, min_count=1, random_state=0).fit(unlabeled)
+    vectors = Word2VecVectorizer(pretrained=None, vector_size=8, min_count=1, random_state=0).fit(
+        unlabeled
+    )
     clf = LAMAClassifier(n_heads=2, hidden_size=4, mlp_hidden=8, max_epochs=2, random_state=0)
     return vectors, Pipeline([("emb", FrozenEstimator(vectors)), ("clf", clf)])
 

@@ -242,7 +242,10 @@ def test_outputs_say_which_tables_are_pretrained(package, tmp_path):
     meta = MetaEmbeddingTransformer(
         [
             ("glove", Word2VecVectorizer(pretrained=NAME, min_count=1, random_state=0)),
-            ("corpus", Word2VecVectorizer(vector_size=3, min_count=1, random_state=0)),
+            (
+                "corpus",
+                Word2VecVectorizer(pretrained=None, vector_size=3, min_count=1, random_state=0),
+            ),
         ],
         min_count=1,
     ).fit(DOCS)
@@ -250,7 +253,9 @@ def test_outputs_say_which_tables_are_pretrained(package, tmp_path):
     assert sequences.pretrained == (True, False)
     assert sequences[[1, 2]].pretrained == (True, False)
     assert fitted().transform(DOCS).pretrained == (True,)
-    corpus = Word2VecVectorizer(vector_size=3, min_count=1, random_state=0).fit(DOCS)
+    corpus = Word2VecVectorizer(pretrained=None, vector_size=3, min_count=1, random_state=0).fit(
+        DOCS
+    )
     assert corpus.transform(DOCS).pretrained == (False,)
     save_weights(meta, tmp_path / "meta.safetensors")
     assert load_weights(tmp_path / "meta.safetensors").transform(DOCS).pretrained == (True, False)

@@ -497,7 +497,7 @@ def test_load_gettext_does_not_open_a_fifo(tmp_path):
 @pytest.fixture(scope="module")
 def weights(tmp_path_factory):
     """The bytes of a small weights file (a fitted Word2VecVectorizer)."""
-    vec = Word2VecVectorizer(vector_size=2, min_count=1, epochs=1, random_state=0)
+    vec = Word2VecVectorizer(pretrained=None, vector_size=2, min_count=1, epochs=1, random_state=0)
     path = tmp_path_factory.mktemp("weights") / "w.pt"
     save_weights(vec.fit(["a b", "b c"]), path)
     return path.read_bytes()

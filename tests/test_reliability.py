@@ -9,7 +9,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, cpu_count, delayed, parallel_config
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils._param_validation import (
     InvalidParameterError,
@@ -65,7 +65,7 @@ def test_concurrent_predictions_match_sequential(pipelines, toy_corpus):
 @pytest.mark.parametrize("early_stopping", [True, False])
 def test_keyboard_interrupt_leaves_a_usable_estimator(toy_corpus, early_stopping):
     texts, labels = toy_corpus
-    vectorizer = Word2VecVectorizer(vector_size=16, min_count=1, random_state=0)
+    vectorizer = Word2VecVectorizer(pretrained=None, vector_size=16, min_count=1, random_state=0)
     seqs = vectorizer.fit_transform(texts)
     clf = LAMAClassifier(
         n_heads=4, hidden_size=8, max_epochs=20, random_state=0, early_stopping=early_stopping
@@ -98,7 +98,9 @@ def test_truncated_pickle_is_a_clear_error(pipelines):
 
 def test_early_stopping_is_not_reported_as_an_interruption(toy_corpus, recwarn):
     texts, labels = toy_corpus
-    seqs = Word2VecVectorizer(vector_size=16, min_count=1, random_state=0).fit_transform(texts)
+    seqs = Word2VecVectorizer(
+        pretrained=None, vector_size=16, min_count=1, random_state=0
+    ).fit_transform(texts)
     clf = LAMAClassifier(
         n_heads=4, hidden_size=8, max_epochs=60, patience=2, lr=0.05, random_state=0
     ).fit(seqs, labels)
@@ -128,7 +130,9 @@ def test_model_saved_on_cuda_loads_on_cpu_with_a_warning(pipelines, toy_corpus):
 @pytest.mark.parametrize("kind", sorted(CLASSIFIERS))
 def test_every_hyperparameter_is_validated_before_training(kind, toy_corpus):
     texts, labels = toy_corpus
-    seqs = Word2VecVectorizer(vector_size=8, min_count=1, random_state=0).fit_transform(texts)
+    seqs = Word2VecVectorizer(
+        pretrained=None, vector_size=8, min_count=1, random_state=0
+    ).fit_transform(texts)
     cls = CLASSIFIERS[kind][0]
     for name, constraints in cls._parameter_constraints.items():
         try:
@@ -175,18 +179,22 @@ def _torch_threads_during_fit(seqs, labels):
     return next(cb.threads for _, cb in clf.net_.callbacks_ if isinstance(cb, _RecordTorchThreads))
 
 
-def test_loky_workers_fit_with_one_torch_thread(toy_corpus, monkeypatch):
-    # torch_threads=None fits with one thread, whatever the worker's torch was
-    # started with (loky's OMP_NUM_THREADS share, or more with
-    # inner_max_num_threads): never 2 workers x 2 threads on 2 cores.
+def test_loky_workers_fit_with_their_share_of_the_cores(toy_corpus, monkeypatch):
+    # torch_threads=None fits with the worker's share of the CPUs (loky sets
+    # OMP_NUM_THREADS to cpu_count() // n_jobs when the parent has not):
+    # never 2 workers x 2 threads on 2 cores.
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     texts, labels = toy_corpus
-    seqs = Word2VecVectorizer(vector_size=8, min_count=1, random_state=0).fit_transform(texts)
-    with parallel_config(backend="loky", inner_max_num_threads=2):
+    seqs = Word2VecVectorizer(
+        pretrained=None, vector_size=8, min_count=1, random_state=0
+    ).fit_transform(texts)
+    with parallel_config(backend="loky"):
         threads = Parallel(n_jobs=2)(
             delayed(_torch_threads_during_fit)(seqs, labels) for _ in range(2)
         )
-    assert threads == [1, 1]
+    # Workers are other processes, where the load average is real and may
+    # leave busy cores out (busy_cpus): at most the share, at least one.
+    assert len(threads) == 2 and all(1 <= t <= max(cpu_count() // 2, 1) for t in threads)
 
 
 def test_predictions_do_not_depend_on_document_order(pipelines, toy_corpus):

@@ -1,5 +1,10 @@
 """Scaling parameters: torch threads per call, batch budgets, Duo's attention budget."""
 
+import os
+import sys
+import threading
+import types
+
 import numpy as np
 import pytest
 import torch
@@ -7,7 +12,7 @@ from skorch.callbacks import Callback
 
 from sklearn_lama import DuoClassifier, TokenSequences
 from sklearn_lama.classification import _base
-from sklearn_lama.utils._threads import resolve_threads
+from sklearn_lama.utils._threads import busy_cpus, resolve_threads, torch_threads
 from tests._tolerances import chained_bound
 
 from .conftest import make_classifier, probability_bound
@@ -39,10 +44,12 @@ def _sequences(lengths, dim=8):
     return TokenSequences(rng.randint(1, 40, offsets[-1]), offsets, (table,), "toy")
 
 
-@pytest.mark.parametrize("torch_threads, expected", [(None, 1), (2, 2)])
+@pytest.mark.parametrize("torch_threads, expected", [(None, 2), (1, 1)])
 def test_fit_uses_torch_threads_and_restores_the_callers(
     kind, caller_threads, torch_threads, expected, monkeypatch
 ):
+    # None: the CPUs the process was given (here through OMP_NUM_THREADS).
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
     X = np.random.RandomState(0).randint(1, 30, size=(40, 10))
     y = np.arange(40) % 2
     record = RecordThreads()
@@ -73,11 +80,84 @@ def test_threads_are_restored_when_fit_fails(caller_threads):
     assert torch.get_num_threads() == caller_threads
 
 
+def test_overlapping_calls_share_the_threads_and_restore_the_callers(caller_threads):
+    # A second Python thread entering torch_threads(4) while the first is
+    # inside (joblib's threading backend) runs 4 // 2 threads; the first
+    # keeps its 4, also in a nested call, and each gets its setting back.
+    inside, release, seen, other_seen = threading.Event(), threading.Event(), [], []
+
+    def other():
+        torch.set_num_threads(5)
+        with torch_threads(4):
+            other_seen.append(torch.get_num_threads())
+            inside.set()
+            release.wait()
+        other_seen.append(torch.get_num_threads())
+
+    worker = threading.Thread(target=other)
+    with torch_threads(4):
+        worker.start()
+        inside.wait()
+        seen.append(torch.get_num_threads())
+        with torch_threads(1):
+            seen.append(torch.get_num_threads())
+        release.set()
+        worker.join()
+    assert seen == [4, 4] and other_seen == [2, 5]
+    assert torch.get_num_threads() == caller_threads
+
+
 def test_negative_torch_threads_count_from_the_given_cpus(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "4")
-    assert [resolve_threads(n) for n in (None, 3, -1, -2, -9)] == [1, 3, 4, 3, 1]
+    assert [resolve_threads(n) for n in (None, 3, -1, -2, -9)] == [4, 3, 4, 3, 1]
     with pytest.raises(ValueError, match="torch_threads"):
         make_classifier("fcsr", torch_threads=0).fit(np.ones((4, 3), int), [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize(
+    "cpus, given, load, expected",
+    [
+        (2, "2", 0.3, 2),  # only this process runs
+        (2, "2", 1.2, 2),  # this process, rounded
+        (2, "2", 2.0, 1),  # one other busy process: its core is left out
+        (2, "2", 9.0, 1),  # never fewer than one
+        (64, "2", 30.0, 2),  # the other work fits on the 62 CPUs outside the share
+        (64, "2", 63.0, 2),
+        (64, "2", 64.0, 1),  # and one more: a core of the share is busy
+    ],
+)
+def test_none_leaves_out_the_cores_other_processes_keep_busy(
+    monkeypatch, cpus, given, load, expected
+):
+    monkeypatch.setenv("OMP_NUM_THREADS", given)
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert resolve_threads(None) == expected
+    assert resolve_threads(2) == 2 and resolve_threads(-1) == int(given)  # asked for: kept
+    assert min(busy_cpus(), int(given) - 1) == int(given) - expected
+
+
+def test_busy_cpus_is_zero_where_the_load_is_unknown(monkeypatch):
+    def unreadable():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(os, "getloadavg", unreadable)
+    assert busy_cpus() == 0
+
+
+def test_none_is_one_thread_in_a_task_of_a_dask_worker(monkeypatch):
+    # A Dask worker runs one task per thread it was given, whatever
+    # OMP_NUM_THREADS its environment passes on; outside a task, None is
+    # every given CPU. (tests/test_dask.py checks it on a real cluster.)
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+
+    def outside():
+        raise ValueError("No worker found")
+
+    monkeypatch.setitem(sys.modules, "distributed", types.SimpleNamespace(get_worker=outside))
+    assert resolve_threads(None) == 4
+    monkeypatch.setitem(sys.modules, "distributed", types.SimpleNamespace(get_worker=object))
+    assert [resolve_threads(n) for n in (None, 2, -1)] == [1, 2, 4]
 
 
 def test_max_batch_tokens_is_honoured_in_training_and_inference(kind, batch_shapes):

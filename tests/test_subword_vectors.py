@@ -95,8 +95,16 @@ def test_source_from_a_meta_embedding_transformer_keeps_its_tables(monkeypatch):
     calls = _spy(monkeypatch)
     emb = MetaEmbeddingTransformer(
         [
-            ("cbow", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
-            ("sg", Word2VecVectorizer(vector_size=8, min_count=1, sg=1, random_state=0)),
+            (
+                "cbow",
+                Word2VecVectorizer(pretrained=None, vector_size=8, min_count=1, random_state=0),
+            ),
+            (
+                "sg",
+                Word2VecVectorizer(
+                    pretrained=None, vector_size=8, min_count=1, sg=1, random_state=0
+                ),
+            ),
         ],
         min_count=1,
     )

@@ -41,7 +41,7 @@ def test_lama_freezes_pretrained_vectors_by_default(
     vectors = (
         Word2VecVectorizer(pretrained=_glove_file(tmp_path, texts))
         if pretrained
-        else Word2VecVectorizer(vector_size=6, epochs=2, random_state=0)
+        else Word2VecVectorizer(pretrained=None, vector_size=6, epochs=2, random_state=0)
     )
     clf = LAMAClassifier(freeze_embeddings=setting, max_epochs=1, random_state=0)
     pipe = make_pipeline(vectors, clf).fit(texts, labels)
@@ -59,7 +59,10 @@ def test_one_pretrained_table_of_several_makes_the_input_pretrained(tmp_path, to
     meta = MetaEmbeddingTransformer(
         [
             ("glove", Word2VecVectorizer(pretrained=_glove_file(tmp_path, texts))),
-            ("corpus", Word2VecVectorizer(vector_size=4, epochs=2, random_state=0)),
+            (
+                "corpus",
+                Word2VecVectorizer(pretrained=None, vector_size=4, epochs=2, random_state=0),
+            ),
         ]
     )
     clf = DuoClassifier(max_epochs=1, random_state=0)

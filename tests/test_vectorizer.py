@@ -28,7 +28,9 @@ def _mean_vector(sequences):
 
 def test_fit_transform_vocabulary_and_ids(toy_corpus):
     texts, _ = toy_corpus
-    vec = Word2VecVectorizer(vector_size=8, min_count=2, oov="discard", random_state=0).fit(texts)
+    vec = Word2VecVectorizer(
+        pretrained=None, vector_size=8, min_count=2, oov="discard", random_state=0
+    ).fit(texts)
     assert min(vec.vocabulary_.values()) == 2
     assert vec.embedding_.shape == (len(vec.vocabulary_) + 2, 8)
     assert not vec.embedding_[:2].any()  # padding and OOV rows
@@ -41,7 +43,7 @@ def test_fit_transform_vocabulary_and_ids(toy_corpus):
 def test_oov_token_and_max_len(toy_corpus):
     texts, _ = toy_corpus
     vec = Word2VecVectorizer(
-        vector_size=4, min_count=1, oov="token", max_len=2, random_state=0
+        pretrained=None, vector_size=4, min_count=1, oov="token", max_len=2, random_state=0
     ).fit(texts)
     seqs = vec.transform(["zzz good movie plot"])
     assert seqs.document(0).tolist() == [1, vec.vocabulary_["good"]]
@@ -50,19 +52,24 @@ def test_oov_token_and_max_len(toy_corpus):
 def test_tokenizer_and_pattern_options():
     texts = ["A-B c", "a-b C"] * 5
     vec = Word2VecVectorizer(
-        vector_size=4, min_count=1, token_pattern=r"[^ ]+", lowercase=False, random_state=0
+        pretrained=None,
+        vector_size=4,
+        min_count=1,
+        token_pattern=r"[^ ]+",
+        lowercase=False,
+        random_state=0,
     ).fit(texts)
     assert set(vec.vocabulary_) == {"A-B", "a-b", "c", "C"}
-    vec = Word2VecVectorizer(vector_size=4, min_count=1, tokenizer=str.split, random_state=0).fit(
-        texts
-    )
+    vec = Word2VecVectorizer(
+        pretrained=None, vector_size=4, min_count=1, tokenizer=str.split, random_state=0
+    ).fit(texts)
     assert set(vec.vocabulary_) == {"a-b", "c"}
 
 
 @pytest.mark.parametrize("algorithm", ["word2vec", "fasttext"])
 def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path, algorithm):
     texts, _ = toy_corpus
-    params = {"vector_size": 8, "min_count": 2, "algorithm": algorithm}
+    params = {"pretrained": None, "vector_size": 8, "min_count": 2, "algorithm": algorithm}
     vec = Word2VecVectorizer(random_state=3, **params).fit(texts)
     again = Word2VecVectorizer(random_state=3, **params).fit(texts)
     np.testing.assert_array_equal(vec.embedding_, again.embedding_)
@@ -75,7 +82,7 @@ def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path, a
     code = (
         "import sys, numpy as np; from sklearn_lama import Word2VecVectorizer;"
         "t = open(sys.argv[1]).read().split('\\n');"
-        "v = Word2VecVectorizer(vector_size=8, min_count=2, random_state=3,"
+        "v = Word2VecVectorizer(pretrained=None, vector_size=8, min_count=2, random_state=3,"
         f"algorithm={algorithm!r}).fit(t);"
         "np.save(sys.argv[2], v.embedding_)"
     )
@@ -87,7 +94,7 @@ def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path, a
 
 def test_clone_pickle_roundtrip(toy_corpus):
     texts, _ = toy_corpus
-    vec = Word2VecVectorizer(vector_size=8, min_count=2, random_state=0)
+    vec = Word2VecVectorizer(pretrained=None, vector_size=8, min_count=2, random_state=0)
     assert clone(vec).get_params() == vec.get_params()
     vec.fit(texts)
     loaded = pickle.loads(pickle.dumps(vec))
@@ -101,7 +108,10 @@ def test_pipeline_and_grid_search(toy_corpus):
     texts, labels = toy_corpus
     pipe = Pipeline(
         [
-            ("emb", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
+            (
+                "emb",
+                Word2VecVectorizer(pretrained=None, vector_size=8, min_count=1, random_state=0),
+            ),
             ("mean", FunctionTransformer(_mean_vector)),
             ("clf", LogisticRegression()),
         ]
@@ -127,7 +137,12 @@ def test_a_cached_pipeline_fits_the_vectorizer_once_per_fold(toy_corpus, tmp_pat
         fits.clear()
         pipe = Pipeline(
             [
-                ("emb", Word2VecVectorizer(vector_size=8, min_count=1, random_state=0)),
+                (
+                    "emb",
+                    Word2VecVectorizer(
+                        pretrained=None, vector_size=8, min_count=1, random_state=0
+                    ),
+                ),
                 ("mean", FunctionTransformer(_mean_vector)),
                 ("clf", LogisticRegression()),
             ],
@@ -147,13 +162,17 @@ def test_a_cached_pipeline_fits_the_vectorizer_once_per_fold(toy_corpus, tmp_pat
 
 def test_inverse_transform(toy_corpus):
     texts, _ = toy_corpus
-    vec = Word2VecVectorizer(vector_size=4, min_count=1, oov="token", random_state=0).fit(texts)
+    vec = Word2VecVectorizer(
+        pretrained=None, vector_size=4, min_count=1, oov="token", random_state=0
+    ).fit(texts)
     assert vec.inverse_transform(vec.transform(["good qqq movie"])) == [["good", "<oov>", "movie"]]
 
 
 def test_transform_memory_is_linear_in_tokens(toy_corpus):
     texts, _ = toy_corpus
-    vec = Word2VecVectorizer(vector_size=50, min_count=1, random_state=0).fit(texts)
+    vec = Word2VecVectorizer(pretrained=None, vector_size=50, min_count=1, random_state=0).fit(
+        texts
+    )
     seqs = vec.transform(texts * 50)
     n_tokens = seqs.lengths.sum()
     own = seqs.ids.nbytes + seqs.offsets.nbytes
@@ -181,7 +200,7 @@ def test_bad_documents(docs, error, match):
 
 def test_accepts_numpy_array_and_generator(toy_corpus):
     texts, _ = toy_corpus
-    vec = Word2VecVectorizer(vector_size=4, min_count=1, random_state=0)
+    vec = Word2VecVectorizer(pretrained=None, vector_size=4, min_count=1, random_state=0)
     a = vec.fit(np.array(texts, dtype=object)).transform(np.array(texts))
     b = vec.fit(t for t in texts).transform(iter(texts))
     np.testing.assert_array_equal(a.ids, b.ids)
@@ -225,6 +244,7 @@ def test_token_sequences_indexing():
 def test_scikit_learn_tokenisation_options():
     texts = ["Café au lait, THE best!", "the café is open"] * 3
     vec = Word2VecVectorizer(
+        pretrained=None,
         vector_size=4,
         min_count=1,
         strip_accents="unicode",
@@ -237,11 +257,11 @@ def test_scikit_learn_tokenisation_options():
     tokens = vec.inverse_transform(vec.transform(["The best café, open!"]))
     assert tokens == [["best", "cafe", ",", "open", "!"]]
     english = Word2VecVectorizer(
-        vector_size=4, min_count=1, stop_words="english", random_state=0
+        pretrained=None, vector_size=4, min_count=1, stop_words="english", random_state=0
     ).fit(texts)
     assert {"the", "is"}.isdisjoint(english.vocabulary_) and "lait" in english.vocabulary_
     upper = Word2VecVectorizer(
-        vector_size=4, min_count=1, preprocessor=str.upper, random_state=0
+        pretrained=None, vector_size=4, min_count=1, preprocessor=str.upper, random_state=0
     ).fit(texts)
     assert "CAFÉ" in upper.vocabulary_  # the preprocessor replaces lowercase
 
@@ -262,27 +282,31 @@ def test_bad_tokenisation_parameters(params, match):
 
 
 def test_tokenizer_with_default_pattern_does_not_warn(recwarn):
-    Word2VecVectorizer(vector_size=4, min_count=1, tokenizer=str.split).fit(["a b"] * 3)
+    Word2VecVectorizer(pretrained=None, vector_size=4, min_count=1, tokenizer=str.split).fit(
+        ["a b"] * 3
+    )
     assert not [w for w in recwarn if "token_pattern" in str(w.message)]
 
 
 def test_oov_token_row_is_trained_on_rare_words(toy_corpus):
     texts, _ = toy_corpus
     texts = list(texts) + ["good rare1 movie", "bad rare2 film", "great rare3 plot"]
-    token = Word2VecVectorizer(vector_size=8, min_count=2, oov="token", random_state=0).fit(texts)
+    token = Word2VecVectorizer(
+        pretrained=None, vector_size=8, min_count=2, oov="token", random_state=0
+    ).fit(texts)
     assert token.embedding_[1].any()
     assert "\0rare\0" not in token.vocabulary_ and "rare1" not in token.vocabulary_
     assert token.transform(["rare2 good"]).document(0).tolist() == [1, token.vocabulary_["good"]]
-    discard = Word2VecVectorizer(vector_size=8, min_count=2, oov="discard", random_state=0).fit(
-        texts
-    )
+    discard = Word2VecVectorizer(
+        pretrained=None, vector_size=8, min_count=2, oov="discard", random_state=0
+    ).fit(texts)
     assert not discard.embedding_[:2].any()
     assert discard.vocabulary_ == token.vocabulary_
 
 
 def test_fasttext_algorithm(toy_corpus):
     texts = list(toy_corpus[0]) + ["the terrrible plot"]  # a misspelling, seen once
-    params = {"vector_size": 8, "min_count": 1, "random_state": 0}
+    params = {"pretrained": None, "vector_size": 8, "min_count": 1, "random_state": 0}
     fast = Word2VecVectorizer(algorithm="fasttext", **params).fit(texts)
     word2vec = Word2VecVectorizer(**params).fit(texts)
     assert fast.vocabulary_ == word2vec.vocabulary_

@@ -5,16 +5,10 @@ from benchmarks.select import GLOVE, MARGIN, TOLERANCE, by_cost, fastest_within,
 
 
 def test_pretrained_candidates_keep_only_the_levers_that_apply():
-    assert on_pretrained("lama", {"batch_size": 128, "emb__sg": 0, "emb__epochs": 5}) == {
-        "pretrained": GLOVE,
-        "batch_size": 128,
-    }
-    duo = {"lr": 2e-3, "emb__cbow__epochs": 5, "emb__skipgram__epochs": 5}
-    assert on_pretrained("duo", duo) == {
-        "pretrained": GLOVE,
-        "lr": 2e-3,
-        "emb__corpus__epochs": 5,
-    }
+    lama = {"pretrained": None, "batch_size": 128, "emb__sg": 0, "emb__epochs": 5}
+    assert on_pretrained("lama", lama) == {"pretrained": GLOVE, "batch_size": 128}
+    duo = {"pretrained": None, "lr": 2e-3, "emb__cbow__epochs": 5, "emb__skipgram__epochs": 5}
+    assert on_pretrained("duo", duo) == {"pretrained": GLOVE, "lr": 2e-3}
 
 
 def test_the_fastest_option_within_the_tolerance_is_chosen():

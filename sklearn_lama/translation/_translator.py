@@ -203,10 +203,11 @@ class DuoTranslator(PortableState, BaseEstimator):
         decoding scores stay float32.
     torch_threads : int or None, default=None
         torch's intra-op threads during ``fit``, ``predict`` and ``score``;
-        the caller's setting is restored afterwards. ``None`` means 1, as
-        ``n_jobs=None`` does in scikit-learn; a positive int asks for that
-        many; a negative one counts from the CPUs the process was given: -1
-        is all of them.
+        the caller's setting is restored afterwards. ``None`` means every
+        CPU the process was given, divided among fits that overlap in
+        threads of one process; a positive int asks for that many (1 pins
+        one core); a negative one counts from the given CPUs: -1 is all of
+        them.
     verbose : int, default=0
         Above 0, print a progress bar and a per-epoch table of training
         loss, validation loss and perplexity, and time.

@@ -1,34 +1,41 @@
 """How many torch threads a fit or a prediction uses, and the restoring of the caller's.
 
-torch's intra-op threads are one process-wide setting. Two facts decide the
-default (the user guide's "Scaling out" page has the timings):
+torch's intra-op threads are a setting of each Python thread.
+``torch_threads=None`` (the default) means the CPUs the process was given
+(:func:`available_cpus`), as torch itself and fastText default to the
+machine's cores, with four guards against oversubscription:
 
-- On a machine whose cores other processes keep busy, torch's OpenMP threads
-  spin at the barrier that ends every parallel operation while the thread
-  they wait for is descheduled, so a second thread can make a fit much
-  slower. ``OMP_WAIT_POLICY=PASSIVE`` avoids the spinning, but torch reads it
-  only when it starts. On a quiet machine a second thread gains little for
-  these small recurrent and attention operations.
-- Under a parallel search, every worker that runs torch at its default (all
-  cores) oversubscribes the machine. joblib's loky backend and Dask's nanny
-  set ``OMP_NUM_THREADS`` in their workers, but a Dask worker without a
-  nanny, a threaded worker, or an environment that sets it higher does not.
+- Process pools give each worker its share: joblib's loky backend sets
+  ``OMP_NUM_THREADS`` to ``cpu_count() // n_jobs`` in its workers, Dask's
+  nanny to 1, and :func:`available_cpus` reads it first.
+- A task of a Dask worker, which runs one task per thread it was given,
+  uses one (:func:`resolve_threads`).
+- A call that starts while others run in threads of the same process
+  (joblib's threading backend, a threaded Dask worker) takes its share of
+  the CPUs (:func:`torch_threads`).
 
-So ``torch_threads=None`` means one thread, as ``n_jobs=None`` means one job
-in scikit-learn, whatever process runs the fit; an int asks for more.
+- Cores that other processes keep busy, by the load average, are left out
+  (:func:`busy_cpus`): there OpenMP's spinning makes a second thread cost
+  several times what it gains.
+
+OpenMP's waiting policy is left as the caller started torch (the user
+guide's "Scaling out" page gives the reason): passive waiting slows every
+fit on idle cores, and torch reads it only when it starts.
 """
 
 import os
+import sys
 import threading
 from contextlib import contextmanager
 
 import torch
 
-__all__ = ["available_cpus", "resolve_threads", "torch_threads"]
+__all__ = ["available_cpus", "busy_cpus", "resolve_threads", "torch_threads"]
 
 _lock = threading.Lock()
-_active = 0
-_saved = None
+# The Python threads inside a torch_threads block: their nesting depth and the
+# setting to restore when they leave it.
+_inside = {}
 
 
 def available_cpus():
@@ -55,36 +62,81 @@ def available_cpus():
 def resolve_threads(torch_threads):
     """The number of threads that ``torch_threads`` (None, or an int other than 0) asks for.
 
-    ``None`` is 1; a positive int is that number; a negative one counts from
-    the CPUs the process was given (:func:`available_cpus`), joblib's
-    ``n_jobs`` convention: -1 is all of them, -2 all but one, at least 1.
+    ``None`` is every CPU the process was given (:func:`available_cpus`)
+    less those other processes keep busy (:func:`busy_cpus`), at least one;
+    or one in a task of a Dask worker, which runs one task per thread it
+    was given whatever its environment says; a positive int is that
+    number; a negative one counts from the given CPUs, joblib's ``n_jobs``
+    convention: -1 is all of them, -2 all but one, at least 1.
     """
     if torch_threads is None:
-        return 1
+        return 1 if _in_dask_task() else max(available_cpus() - busy_cpus(), 1)
     if torch_threads < 0:
         return max(available_cpus() + 1 + torch_threads, 1)
     return torch_threads
+
+
+def busy_cpus():
+    """How many of this process's CPUs other processes keep busy, by the 1-minute load average.
+
+    A second OpenMP thread on a core that another process keeps busy spins
+    at every barrier while the thread it waits for is descheduled, which
+    makes a fit several times slower than one thread; so the default leaves
+    such cores out. The load counts this process's own running thread once,
+    and other work is taken to fill the machine's CPUs outside this
+    process's share first. 0 where the load average is unknown.
+    """
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not on Unix, or not readable
+        return 0
+    others = round(max(load - 1.0, 0.0))
+    outside = max((os.cpu_count() or 1) - available_cpus(), 0)
+    return max(others - outside, 0)
+
+
+def _in_dask_task():
+    """Whether this thread runs a task of a Dask worker (never imports ``distributed``)."""
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return False
+    try:
+        distributed.get_worker()
+    except ValueError:  # "No worker found": not in a worker's task
+        return False
+    return True
 
 
 @contextmanager
 def torch_threads(n_threads):
     """Run the block with ``n_threads`` torch threads, then restore the caller's setting.
 
-    The setting is process-wide, so calls that overlap in threads of one
-    process share it: the first to enter remembers the caller's value and the
-    last to leave restores it (the others leave it as the first set it).
+    torch keeps the setting per Python thread (OpenMP's per-thread
+    ``nthreads`` of its parallel regions). A block entered while ``k - 1``
+    other Python threads are inside one (joblib's threading backend, a
+    threaded Dask worker) runs ``n_threads // k`` threads (at least one), so
+    that overlapping fits share the cores instead of each running a full
+    team. A block nested in another of the same Python thread (a
+    prediction inside a fit) keeps the outer block's setting.
     """
-    global _active, _saved
+    ident = threading.get_ident()
     with _lock:
-        if _active == 0:
-            _saved = torch.get_num_threads()
-            if _saved != n_threads:
-                torch.set_num_threads(n_threads)
-        _active += 1
+        depth, saved = _inside.get(ident, (0, None))
+        if depth == 0:
+            saved = torch.get_num_threads()
+            _set(max(n_threads // (len(_inside) + 1), 1))
+        _inside[ident] = (depth + 1, saved)
     try:
         yield
     finally:
         with _lock:
-            _active -= 1
-            if _active == 0 and torch.get_num_threads() != _saved:
-                torch.set_num_threads(_saved)
+            depth, saved = _inside.pop(ident)
+            if depth > 1:
+                _inside[ident] = (depth - 1, saved)
+            else:
+                _set(saved)
+
+
+def _set(n_threads):
+    if torch.get_num_threads() != n_threads:
+        torch.set_num_threads(n_threads)
