@@ -50,10 +50,14 @@ def tickets(n=160, seed=0):
 
 
 def text_step(kind):
-    vectorizer = Word2VecVectorizer(vector_size=8, min_count=1, epochs=2, random_state=0)
+    vectorizer = Word2VecVectorizer(
+        pretrained=None, vector_size=8, min_count=1, epochs=2, random_state=0
+    )
     if kind != "duo":
         return vectorizer
-    other = Word2VecVectorizer(vector_size=6, min_count=1, epochs=2, random_state=1)
+    other = Word2VecVectorizer(
+        pretrained=None, vector_size=6, min_count=1, epochs=2, random_state=1
+    )
     return MetaEmbeddingTransformer([("a", vectorizer), ("b", other)])
 
 
@@ -129,7 +133,9 @@ def test_side_features_must_be_numeric():
 # ------------------------------------------------------------ the text column
 def test_text_step_takes_a_series_a_one_column_frame_and_a_column_array():
     frame, _ = tickets(40)
-    vectorizer = Word2VecVectorizer(vector_size=4, min_count=1, epochs=1, random_state=0)
+    vectorizer = Word2VecVectorizer(
+        pretrained=None, vector_size=4, min_count=1, epochs=1, random_state=0
+    )
     expected = vectorizer.fit(frame["body"]).transform(frame["body"]).ids
     for column in (frame[["body"]], frame[["body"]].to_numpy()):
         assert np.array_equal(vectorizer.fit(column).transform(column).ids, expected)
@@ -137,7 +143,7 @@ def test_text_step_takes_a_series_a_one_column_frame_and_a_column_array():
 
 def test_text_step_refuses_several_columns_and_names_a_column_that_is_not_text():
     frame, _ = tickets(40)
-    vectorizer = Word2VecVectorizer(vector_size=4, min_count=1, epochs=1)
+    vectorizer = Word2VecVectorizer(pretrained=None, vector_size=4, min_count=1, epochs=1)
     with pytest.raises(ValueError, match="one column of documents"):
         vectorizer.fit(frame[["body", "product"]])
     with pytest.raises(TypeError, match="column 'age' is float"):
@@ -416,7 +422,9 @@ def test_a_polars_frame_goes_the_same_way():
     np.testing.assert_array_equal(pipe.predict_proba(polars_frame), pipe.predict_proba(frame))
     fitted = side_pipeline("fcsr", max_epochs=2).fit(polars_frame, y)
     np.testing.assert_array_equal(fitted.predict_proba(frame), pipe.predict_proba(frame))
-    vectorizer = Word2VecVectorizer(vector_size=4, min_count=1, epochs=1, random_state=0)
+    vectorizer = Word2VecVectorizer(
+        pretrained=None, vector_size=4, min_count=1, epochs=1, random_state=0
+    )
     with pytest.raises(TypeError, match="column 'age' is float"):
         vectorizer.fit(polars_frame["age"])
     assert len(vectorizer.fit(polars_frame.select("body")).vocabulary_) > 0
