@@ -15,7 +15,18 @@ import os
 import sys
 import time
 
-from . import accuracy, cost, explain, export, gpu, multilabel, params, select, translation
+from . import (
+    accuracy,
+    cost,
+    explain,
+    export,
+    gpu,
+    multilabel,
+    params,
+    select,
+    side,
+    translation,
+)
 from ._env import ROOT, stamp
 from ._report import write
 
@@ -28,6 +39,7 @@ PARTS = {
     "multilabel": multilabel,
     "export": export,
     "explain": explain,
+    "side": side,
     "gpu": gpu,
 }
 # A run without parts runs these; the GPU part runs when named.
@@ -189,7 +201,7 @@ def parser():
         action="append",
         default=None,
         metavar="DIR",
-        help="measure nothing: one report of the part (multilabel) from the JSON results of "
+        help="measure nothing: one report of the part (multilabel, side) from the JSON results of "
         "its runs in these folders (e.g. one run per --model); repeatable",
     )
     return p

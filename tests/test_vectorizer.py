@@ -227,7 +227,7 @@ def test_bad_parameters(params, match):
 def test_token_sequences_indexing():
     table = np.arange(12, dtype=np.float32).reshape(6, 2)
     seqs = TokenSequences([2, 3, 4, 5, 2, 3], [0, 2, 2, 6], (table,), "v")
-    assert len(seqs) == 3 and seqs.shape == (3,)
+    assert len(seqs) == 3 and seqs.shape == (3, 1)
     assert seqs[[2, 0]].document(0).tolist() == [4, 5, 2, 3]
     assert seqs[np.array([False, True, True])].lengths.tolist() == [0, 4]
     assert seqs[1:].lengths.tolist() == [0, 4]

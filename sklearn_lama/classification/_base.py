@@ -152,11 +152,14 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
         if freeze == "auto":
             # LAMA's default: keep pretrained vectors fixed, fine-tune those trained on the corpus.
             freeze = self.input_adapter_.pretrained
+        n_outputs = self.target_encoder_.n_outputs
         return SequenceNetwork(
-            self._build_core(combination.input_size(sizes), self.target_encoder_.n_outputs),
+            self._build_core(combination.input_size(sizes), n_outputs),
             freeze=freeze,
             combine=combination,
             embedding_dropout=self.embedding_dropout,
+            side_features=self.input_adapter_.n_side,
+            n_outputs=n_outputs,
             **lookup,
         )
 
@@ -288,7 +291,13 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
             # a continued fit's network only needs the shapes (its weights are restored).
             counted = None if resume else view if split is None else view.subset(split.train_rows)
             checkpoint = checkpoint_file(
-                config, batches.ids, batches.offsets, batches.dense, y_encoded, sample_weight
+                config,
+                batches.ids,
+                batches.offsets,
+                batches.dense,
+                y_encoded,
+                sample_weight,
+                batches.side,
             )
 
             def save(net, path):

@@ -51,11 +51,15 @@ class InputAdapter:
         Whether the input's embedding tables hold pretrained vectors (only
         :class:`~sklearn_lama.TokenSequences` carry tables); parameters set
         to ``"auto"`` resolve by it.
+    n_side : int
+        Number of side features of each document (only
+        :class:`~sklearn_lama.TokenSequences` carry them).
     """
 
     description = None
     kind = None
     pretrained = False
+    n_side = 0
     # Constructor arguments, saved by export() and restored by restore_adapter().
     _fields = ()
 
@@ -121,17 +125,20 @@ class TokenSequencesInput(InputAdapter):
         Width of each embedding table.
     pretrained : bool, default=False
         Whether any table holds pretrained vectors.
+    n_side : int, default=0
+        Number of side features of each document (``TokenSequences.side``).
     """
 
     description = "TokenSequences"
     kind = "sequences"
-    _fields = ("vocabulary_id", "vocabulary_size", "embedding_dims", "pretrained")
+    _fields = ("vocabulary_id", "vocabulary_size", "embedding_dims", "pretrained", "n_side")
 
-    def __init__(self, vocabulary_id, vocabulary_size, embedding_dims, pretrained=False):
+    def __init__(self, vocabulary_id, vocabulary_size, embedding_dims, pretrained=False, n_side=0):
         self.vocabulary_id = vocabulary_id
         self.vocabulary_size = vocabulary_size
         self.embedding_dims = tuple(embedding_dims)
         self.pretrained = bool(pretrained)
+        self.n_side = int(n_side)
 
     @classmethod
     def learn(cls, X):
@@ -140,6 +147,7 @@ class TokenSequencesInput(InputAdapter):
             X.vocabulary_size,
             tuple(t.shape[1] for t in X.tables),
             any(X.pretrained),
+            X.n_side,
         )
 
     def read(self, X, name):
@@ -150,7 +158,15 @@ class TokenSequencesInput(InputAdapter):
                 f"{self.vocabulary_id!r}); transform it with the vectorizer "
                 "fitted together with this classifier."
             )
-        return SequenceBatches(ids=X.ids, offsets=X.offsets, tables=X.tables)
+        if X.n_side != self.n_side:
+            raise ValueError(
+                f"X has {X.n_side} side features beside its text, but {name} was fitted "
+                f"with {self.n_side}: transform it with the column transformer fitted "
+                "together with this classifier, on the same columns."
+            )
+        if X.side is not None:
+            _check_finite(X)
+        return SequenceBatches(ids=X.ids, offsets=X.offsets, tables=X.tables, side=X.side)
 
     def lookup(self, embedding_dim, naive_bayes, counted=None):
         if counted is None:
@@ -161,6 +177,21 @@ class TokenSequencesInput(InputAdapter):
         torch_tables = [torch.from_numpy(np.array(t, dtype=np.float32)) for t in tables]
         sizes = tuple(t.shape[1] + width for t in tables)
         return {"tables": torch_tables, **features}, sizes
+
+
+def _check_finite(X):
+    """Refuse side features with missing (NaN) or infinite values, naming the first one."""
+    finite = np.isfinite(X.side)
+    if finite.all():
+        return
+    row, column = np.argwhere(~finite)[0]
+    what = "missing values (NaN)" if np.isnan(X.side[row, column]) else "infinite values"
+    raise ValueError(
+        f"Side feature {X.side_name(column)} holds {what} (document {row} first). "
+        "The classifiers need every side feature of every document: fill missing "
+        "values before scaling, e.g. make_pipeline(SimpleImputer(), StandardScaler()) "
+        "on the numeric columns of the ColumnTransformer."
+    )
 
 
 class TokenIdInput(InputAdapter):
@@ -271,7 +302,8 @@ _KINDS = {
 def restore_adapter(state):
     """The adapter that :meth:`InputAdapter.export` described."""
     kind = _KINDS[state["kind"]]
-    return kind(**{name: state[name] for name in kind._fields})
+    # A field added since the file was written (TokenSequences' n_side) takes its default.
+    return kind(**{name: state[name] for name in kind._fields if name in state})
 
 
 @migration("0.9.0")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from sklearn.compose import ColumnTransformer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
@@ -20,6 +21,7 @@ from ..classification._targets import SingleLabel
 from ..modules._network import NgramFeatures
 from ..text import MetaEmbeddingTransformer, Word2VecVectorizer
 from ..utils._persistence import check_writable, write_atomically
+from ._columns import column_settings
 from ._runtime import FORMAT, FORMAT_VERSION
 
 __all__ = ["to_onnx"]
@@ -124,6 +126,14 @@ def to_onnx(estimator, path):
             "scan chooses its path by the document's length. Refit with "
             "context_window=None to export."
         )
+    columns = None
+    if isinstance(text_step, ColumnTransformer):
+        columns, text_step = column_settings(text_step, classifier.input_adapter_.n_side)
+    if classifier.input_adapter_.n_side and columns is None:
+        raise ValueError(
+            f"this {type(classifier).__name__} was fitted with side features: export the "
+            "Pipeline of its ColumnTransformer and it, so that the server encodes the columns."
+        )
     text = None if text_step is None else _text_settings(text_step)
     onnx = _require("onnx")
     onnx_path = Path(path)
@@ -141,6 +151,7 @@ def to_onnx(estimator, path):
             "values": classifier.classes_.tolist(),
         },
         "text": text,
+        "columns": columns,
     }
     graph = _graph_bytes(classifier)
     onnx.checker.check_model(onnx.load_from_string(graph))
@@ -155,16 +166,17 @@ def _split(estimator):
         return estimator, None
     if type(estimator) is Pipeline:
         steps = [step for _, step in estimator.steps if step not in (None, "passthrough")]
-        if (
-            len(steps) == 2
-            and isinstance(steps[0], _TEXT_STEPS)
-            and isinstance(steps[1], _CLASSIFIERS)
-        ):
-            check_is_fitted(steps[0])
-            return steps[1], steps[0]
+        if len(steps) == 2 and isinstance(steps[1], _CLASSIFIERS):
+            if isinstance(steps[0], _TEXT_STEPS):
+                check_is_fitted(steps[0])
+                return steps[1], steps[0]
+            if isinstance(steps[0], ColumnTransformer):
+                check_is_fitted(steps[0])
+                return steps[1], steps[0]
     raise TypeError(
         f"to_onnx exports a LAMAClassifier, FCSRClassifier or DuoClassifier, or a Pipeline "
-        f"of a Word2VecVectorizer or MetaEmbeddingTransformer and one of them; got "
+        f"of a Word2VecVectorizer or MetaEmbeddingTransformer (alone or in a "
+        f"ColumnTransformer) and one of them; got "
         f"{_describe(estimator)}."
     )
 
@@ -278,8 +290,8 @@ class _Probabilities(nn.Module):
         self.network = network
         self.temperature = temperature
 
-    def forward(self, ids, lengths):
-        logits = self.network(lengths=lengths, ids=ids)[0]
+    def forward(self, ids, lengths, side=None):
+        logits = self.network(lengths=lengths, ids=ids, side=side)[0]
         return torch.softmax(logits / self.temperature, dim=-1), logits
 
 
@@ -296,11 +308,15 @@ def _graph_bytes(classifier):
     ids = torch.tensor([[2, 3, 2, 3, 2], [3, 2, 0, 0, 0]], dtype=torch.int64)
     ids = ids.clamp(max=_vocabulary_size(network) - 1)
     lengths = torch.tensor([5, 2], dtype=torch.int64)
+    inputs, names = (ids, lengths), ["ids", "lengths"]
+    if network.side is not None:
+        # Side features: one more input, (batch, n_side) float32.
+        inputs, names = (*inputs, torch.zeros((2, network.side.in_features))), [*names, "side"]
     with torch.no_grad():
         # The network's first inference folds a core that folds (Duo's head):
         # the trace then reads the folded tables as constants of the graph,
         # which computes what predict computes.
-        model(ids, lengths)
+        model(*inputs)
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         # The tracer notes every Python number taken from a size, and the
@@ -308,14 +324,14 @@ def _graph_bytes(classifier):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             model,
-            (ids, lengths),
+            inputs,
             buffer,
             dynamo=False,
-            input_names=["ids", "lengths"],
+            input_names=names,
             output_names=["probabilities", "logits"],
             dynamic_axes={
                 "ids": {0: "batch", 1: "tokens"},
-                "lengths": {0: "batch"},
+                **{name: {0: "batch"} for name in names[1:]},
                 "probabilities": {0: "batch"},
                 "logits": {0: "batch"},
             },

@@ -51,6 +51,13 @@ class OnnxTextClassifier:
         The exported classifier's ``classes_``.
     encoder : TextEncoder or None
         The text side; ``None`` for a graph exported from a classifier alone.
+    columns : dict or None
+        For a pipeline whose text step sat in a ``ColumnTransformer`` beside
+        side columns: the text column's name and the side columns' fitted
+        encoders (imputed values, means and scales, categories), which
+        :func:`read_table` applies; the documents are then a table (a pandas
+        or polars DataFrame, or a dict of columns) with those columns.
+        ``None`` otherwise.
     settings : dict
         The ``.json`` file: the text side (``None`` when the graph was
         exported from a classifier alone, which reads token ids), the classes
@@ -101,6 +108,7 @@ class OnnxTextClassifier:
         self.classes_ = np.array(classes["values"], dtype=np.dtype(classes["dtype"]))
         text = self.settings["text"]
         self.encoder = None if text is None else TextEncoder(text)
+        self.columns = self.settings.get("columns")
 
     def encode(self, documents):
         """Token ids of each document: a list of int64 arrays.
@@ -120,6 +128,9 @@ class OnnxTextClassifier:
     # ----------------------------------------------------------- prediction
     def _outputs(self, documents):
         """The graph's probabilities and logits of each document (float32)."""
+        side = None
+        if self.columns is not None:
+            documents, side = read_table(documents, self.columns)
         sequences = self.encode(documents)
         n_classes = len(self.classes_)
         probabilities = np.empty((len(sequences), n_classes), dtype=np.float32)
@@ -136,8 +147,11 @@ class OnnxTextClassifier:
                 batch_lengths = np.full(len(rows), width, dtype=np.int64)
             else:
                 batch_lengths = np.maximum(lengths[rows], 1)
+            feeds = {"ids": ids, "lengths": batch_lengths}
+            if side is not None:
+                feeds["side"] = side[rows]
             probabilities[rows], logits[rows] = self._session.run(
-                ["probabilities", "logits"], {"ids": ids, "lengths": batch_lengths}
+                ["probabilities", "logits"], feeds
             )
         return probabilities, logits
 
@@ -161,8 +175,9 @@ class OnnxTextClassifier:
 
         Parameters
         ----------
-        documents : iterable of str
-            Raw documents (token id sequences for a graph without text side).
+        documents : iterable of str or table
+            Raw documents (token id sequences for a graph without text side;
+            with side columns, a table holding the columns of ``fit``).
 
         Returns
         -------
@@ -175,8 +190,9 @@ class OnnxTextClassifier:
 
         Parameters
         ----------
-        documents : iterable of str
-            Raw documents (token id sequences for a graph without text side).
+        documents : iterable of str or table
+            Raw documents (token id sequences for a graph without text side;
+            with side columns, a table holding the columns of ``fit``).
 
         Returns
         -------
@@ -229,6 +245,114 @@ class TextEncoder:
         if self.settings["oov"] == "discard":
             ids = [i for i in ids if i != _OOV_ID]
         return np.array(ids[: self.settings["max_len"]], dtype=np.int64)
+
+
+def read_table(table, columns):
+    """``(documents, side)`` of a table: its text column and its side features, encoded.
+
+    Parameters
+    ----------
+    table : DataFrame or mapping
+        Anything indexed by column name (a pandas or polars DataFrame, a
+        dict of lists) that holds the columns of ``fit``.
+    columns : dict
+        The ``"columns"`` entry of the settings file: the text column's
+        name and, per side transformer, its columns and fitted steps.
+
+    Returns
+    -------
+    documents : list
+        The text column.
+    side : ndarray of shape (n_documents, n_side), float32
+        The side features, as the fitted ``ColumnTransformer`` makes them.
+    """
+    documents = _column(table, columns["text"])
+    blocks = [_encode(table, part, len(documents)) for part in columns["parts"]]
+    side = np.hstack(blocks) if blocks else np.zeros((len(documents), 0))
+    names = [name for part in columns["parts"] for name in _names(part)]
+    bad = np.argwhere(~np.isfinite(side))
+    if len(bad):
+        row, j = bad[0]
+        raise ValueError(
+            f"Side feature {names[j]!r} holds missing or infinite values (document {row} "
+            "first); the exported pipeline had no imputer for it."
+        )
+    return documents, side.astype(np.float32)
+
+
+def _column(table, name):
+    try:
+        values = table[name]
+    except Exception:  # pandas raises KeyError, polars its ColumnNotFoundError, a dict KeyError
+        raise ValueError(
+            f"the table has no column {name!r}, which the model was fitted on."
+        ) from None
+    return list(values)
+
+
+def _missing(value):
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _encode(table, part, n):
+    """The features of one side transformer: its columns through its fitted steps."""
+    values = np.empty((n, len(part["columns"])), dtype=object)
+    for j, name in enumerate(part["columns"]):
+        column = _column(table, name)
+        if len(column) != n:
+            raise ValueError(f"column {name!r} holds {len(column)} rows, the text {n}.")
+        values[:, j] = column
+    for step in part["steps"]:
+        kind = step["kind"]
+        if kind == "impute":
+            for j, fill in enumerate(step["values"]):
+                values[:, j] = [fill if _missing(v) else v for v in values[:, j]]
+        elif kind == "scale":
+            values = np.array(
+                [[np.nan if _missing(v) else v for v in row] for row in values], np.float64
+            ).reshape(n, -1)
+            if step["mean"] is not None:
+                values -= np.asarray(step["mean"])
+            if step["scale"] is not None:
+                values /= np.asarray(step["scale"])
+        elif kind == "one_hot":
+            values = np.hstack(
+                [
+                    _one_hot(values[:, j], categories, step["handle_unknown"], name)
+                    for j, (categories, name) in enumerate(
+                        zip(step["categories"], part["columns"])
+                    )
+                ]
+            )
+    return np.array(
+        [[np.nan if _missing(v) else v for v in row] for row in values], np.float64
+    ).reshape(n, -1)
+
+
+def _one_hot(column, categories, handle_unknown, name):
+    index = {category: i for i, category in enumerate(categories)}
+    out = np.zeros((len(column), len(categories)))
+    for row, value in enumerate(column):
+        i = index.get(value)
+        if i is None and handle_unknown == "error":
+            raise ValueError(
+                f"column {name!r} holds the category {value!r}, unknown in fit (the "
+                "exported OneHotEncoder has handle_unknown='error')."
+            )
+        if i is not None:
+            out[row, i] = 1.0
+    return out
+
+
+def _names(part):
+    one_hot = [s for s in part["steps"] if s["kind"] == "one_hot"]
+    if not one_hot:
+        return part["columns"]
+    return [
+        f"{name}_{category}"
+        for name, categories in zip(part["columns"], one_hot[-1]["categories"])
+        for category in categories
+    ]
 
 
 def read_settings(path):

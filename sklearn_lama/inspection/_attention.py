@@ -38,14 +38,22 @@ def split_pipeline(pipeline):
             f"(LAMAClassifier, FCSRClassifier, DuoClassifier); got {type(classifier).__name__}."
         )
     check_is_fitted(classifier)
-    vectorizers = [step for _, step in pipeline.steps[:-1] if hasattr(step, "vocabulary_")]
+    vectorizers = [text for _, step in pipeline.steps[:-1] for text in text_steps(step)]
     if not vectorizers:
         raise TypeError(
             "pipeline has no fitted step with a vocabulary_ before its classifier: the "
             "words cannot be recovered. Put a fitted Word2VecVectorizer or "
-            "MetaEmbeddingTransformer before the classifier."
+            "MetaEmbeddingTransformer before the classifier (or in its ColumnTransformer)."
         )
     return pipeline[:-1], vectorizers[-1], classifier
+
+
+def text_steps(step):
+    """The text steps (with a ``vocabulary_``) that ``step`` is or holds as a ColumnTransformer."""
+    if hasattr(step, "vocabulary_"):
+        return [step]
+    named = getattr(step, "named_transformers_", None)
+    return [] if named is None else [t for t in named.values() if hasattr(t, "vocabulary_")]
 
 
 def check_task(classifier, task):
@@ -102,7 +110,8 @@ def read_documents(pipeline, documents, task=None):
     """
     if isinstance(documents, str):
         raise TypeError(
-            "documents must be an iterable of str, not a single str; wrap one document in a list."
+            "documents must be an iterable of str (or, for a pipeline that starts with a "
+            "ColumnTransformer, its DataFrame), not a single str; wrap one document in a list."
         )
     transform, vectorizer, classifier = split_pipeline(pipeline)
     task = check_task(classifier, task)

@@ -21,7 +21,13 @@ def _delete(sequences, rankings, k):
     offsets = np.concatenate([[0], np.cumsum([len(ids) for ids in kept], dtype=np.int64)])
     ids = np.concatenate(kept) if kept else np.zeros(0, np.int32)
     return TokenSequences(
-        ids, offsets, sequences.tables, sequences.vocabulary_id, sequences.pretrained
+        ids,
+        offsets,
+        sequences.tables,
+        sequences.vocabulary_id,
+        sequences.pretrained,
+        side=sequences.side,
+        side_names=sequences.side_names,
     )
 
 

@@ -291,7 +291,7 @@ class Occlusion(_ClassAttribution):
             # document left empty is one padding token, as the batches give it.
             removed = torch.cat([values[:, :t], values[:, t + 1 :], gap], dim=1)
             shorter = (lengths - (lengths > t).to(lengths.dtype)).clamp_min(1)
-            logits = network(**{key: removed, "lengths": shorter})[0]
+            logits = network(**{**inputs, key: removed, "lengths": shorter})[0]
             drops.append(full - score(logits))
         return torch.stack(drops, dim=1).unsqueeze(1)
 

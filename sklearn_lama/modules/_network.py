@@ -294,6 +294,16 @@ class SequenceNetwork(nn.Module):
         Fixed features of each position's token pair, appended after those
         of ``token_features``, times ``pair_scales[i]`` for table ``i``.
     pair_scales : Tensor of shape (n_tables,), default=None
+    side_features : int, default=0
+        Number of side features of each document (numeric columns beside the
+        text). They join the document representation before the core's
+        output layer; as that layer is linear, this adds ``side @ W`` to the
+        logits, ``W`` a bias-free :class:`~torch.nn.Linear` (``side``, of
+        shape ``(side_features, n_outputs)``, zero at first: training starts
+        from the text alone). With 0 there is no such layer, no parameter is
+        added and the cores' equations are unchanged.
+    n_outputs : int, default=None
+        Number of logits of the core; needed with ``side_features``.
 
     Notes
     -----
@@ -324,6 +334,8 @@ class SequenceNetwork(nn.Module):
         token_scales=None,
         pair_features=None,
         pair_scales=None,
+        side_features=0,
+        n_outputs=None,
     ):
         super().__init__()
         if tables is not None:
@@ -349,9 +361,17 @@ class SequenceNetwork(nn.Module):
         ):
             if features is not None:
                 self.register_buffer(name, scales)
+        self.side = None
+        if side_features:
+            self.side = nn.Linear(side_features, n_outputs, bias=False)
+            nn.init.zeros_(self.side.weight)
 
-    def embed(self, lengths, ids=None, x=None):
-        """Return the core's inputs and the (B, T) mask, True on real tokens."""
+    def embed(self, lengths, ids=None, x=None, side=None):
+        """Return the core's inputs and the (B, T) mask, True on real tokens.
+
+        ``side`` is accepted, and left out, so that a batch's inputs can be
+        passed whole.
+        """
         if ids is not None:
             vectors = [lookup(ids) for lookup in self.lookups]
             fixed = [(features(ids), scales) for features, scales in self.token_inputs().features]
@@ -392,18 +412,28 @@ class SequenceNetwork(nn.Module):
             return out
         return out, out.new_zeros(())
 
-    def forward(self, lengths, ids=None, x=None):
+    def side_logits(self, side):
+        """The side features' term of the logits, ``(B, n_outputs)``, of ``side`` (B, n_side)."""
+        return self.side(side.to(self.side.weight.dtype))
+
+    def forward(self, lengths, ids=None, x=None, side=None):
         """Return ``(logits, penalty)`` of a padded batch of token ``ids`` or vectors ``x``.
 
         ``lengths`` (B,) are the documents' numbers of tokens; ``ids`` (B, T)
-        or ``x`` (B, T, d) the batch, padded at the end of each row.
+        or ``x`` (B, T, d) the batch, padded at the end of each row; ``side``
+        (B, side_features) the documents' side features, if the network
+        has them.
         """
         folded = self._folded_core(ids)
         if folded is not None:
             logits = folded(lengths, ids)
-            return logits, logits.new_zeros(())
-        inputs, mask = self.embed(lengths, ids=ids, x=x)
-        return self.classify(inputs, mask)
+            penalty = logits.new_zeros(())
+        else:
+            inputs, mask = self.embed(lengths, ids=ids, x=x)
+            logits, penalty = self.classify(inputs, mask)
+        if self.side is not None:
+            logits = logits + self.side_logits(side)
+        return logits, penalty
 
     def _folded_core(self, ids):
         """The core's folded inference for this call, or ``None`` (see the Notes)."""

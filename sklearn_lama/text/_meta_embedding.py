@@ -29,7 +29,11 @@ def _fit_timed(source, documents):
 
 @register
 class MetaEmbeddingTransformer(
-    PortableState, DocumentEncoderMixin, TransformerMixin, _BaseComposition
+    PortableState,
+    DocumentEncoderMixin,
+    TransformerMixin,
+    _BaseComposition,
+    auto_wrap_output_keys=None,
 ):
     """Several word embeddings of one corpus, aligned on one shared vocabulary.
 

@@ -37,11 +37,32 @@ class TokenSequences:
         (read from a file or a published table, e.g. GloVe) rather than
         trained on the corpus; the classifiers choose some defaults by it.
         ``None``: none is.
+    side : array-like of shape (n_documents, n_side), default=None
+        Side features of each document (numeric columns beside the text,
+        e.g. scaled or one-hot encoded), stored as ``float32``; ``None``:
+        none. The classifiers add them to the document representation.
+    side_names : sequence of str, default=None
+        A name for each side feature (the error messages use them);
+        ``None`` numbers them.
 
     Attributes
     ----------
     lengths : ndarray of shape (n_documents,)
         Number of tokens of each document.
+    n_side : int
+        Number of side features (0 without).
+
+    Notes
+    -----
+    The container is a table of ``n_documents`` rows: its first column holds
+    the documents, the ``n_side`` others the side features, so ``shape`` is
+    ``(n_documents, 1 + n_side)``. That makes it one more output that
+    :class:`~sklearn.compose.ColumnTransformer` can join: ``numpy.hstack``
+    of a container and 2-D arrays (what the column transformer calls on its
+    transformers' dense outputs) returns the container with the arrays
+    appended to its side features, its ids and tables shared, not copied.
+    Converting a container to a numpy array is refused: a document is not a
+    number.
 
     Examples
     --------
@@ -55,7 +76,9 @@ class TokenSequences:
     [3, 2, 1]
     """
 
-    def __init__(self, ids, offsets, tables, vocabulary_id, pretrained=None):
+    def __init__(
+        self, ids, offsets, tables, vocabulary_id, pretrained=None, side=None, side_names=None
+    ):
         self.ids = np.asarray(ids, dtype=np.int32).reshape(-1)
         self.offsets = np.asarray(offsets, dtype=np.int64).reshape(-1)
         self.tables = tuple(tables)
@@ -63,6 +86,8 @@ class TokenSequences:
         self.pretrained = (
             (False,) * len(self.tables) if pretrained is None else tuple(map(bool, pretrained))
         )
+        self.side = None if side is None else np.asarray(side, dtype=np.float32)
+        self.side_names = None if side_names is None else tuple(map(str, side_names))
         self._check()
 
     def _check(self):
@@ -92,6 +117,16 @@ class TokenSequences:
                 f"of {self.vocabulary_size} rows; got ids in "
                 f"[{self.ids.min()}, {self.ids.max()}]."
             )
+        if self.side is not None and (self.side.ndim != 2 or len(self.side) != len(self)):
+            raise ValueError(
+                f"side must be a 2-D array with one row per document ({len(self)}); got "
+                f"shape {self.side.shape}."
+            )
+        if self.side_names is not None and len(self.side_names) != self.n_side:
+            raise ValueError(
+                f"side_names must name each of the {self.n_side} side features, got "
+                f"{len(self.side_names)} names."
+            )
 
     @property
     def vocabulary_size(self):
@@ -103,19 +138,77 @@ class TokenSequences:
         return np.diff(self.offsets)
 
     @property
+    def n_side(self):
+        return 0 if self.side is None else self.side.shape[1]
+
+    @property
     def shape(self):
-        """``(n_documents,)``, so that scikit-learn counts samples correctly."""
-        return (len(self.offsets) - 1,)
+        """``(n_documents, 1 + n_side)``: the documents' column, then the side features."""
+        return (len(self.offsets) - 1, 1 + self.n_side)
+
+    ndim = 2
 
     def __len__(self):
         return len(self.offsets) - 1
 
     def __repr__(self):
         dims = ", ".join(str(t.shape[1]) for t in self.tables)
+        side = f", n_side={self.n_side}" if self.n_side else ""
         return (
             f"TokenSequences(n_documents={len(self)}, n_tokens={self.ids.size}, "
-            f"vocabulary_size={self.vocabulary_size}, embedding_dims=({dims}))"
+            f"vocabulary_size={self.vocabulary_size}, embedding_dims=({dims}){side})"
         )
+
+    def side_name(self, j):
+        """The name of side feature ``j``: its given name, else its position among them."""
+        if self.side_names is not None:
+            return repr(self.side_names[j])
+        return f"{j} (of {self.n_side})"
+
+    def with_side(self, side, side_names=None):
+        """These documents with ``side`` appended to their side features.
+
+        Parameters
+        ----------
+        side : array-like of shape (n_documents, k)
+            Numeric features of each document.
+        side_names : sequence of str, default=None
+            Their names; ``None`` leaves the side features unnamed.
+
+        Returns
+        -------
+        sequences : TokenSequences
+            The same ids and tables (shared) with ``n_side + k`` side features.
+        """
+        side = _numeric_columns(side, len(self))
+        names = None
+        if side_names is not None and (self.n_side == 0 or self.side_names is not None):
+            names = (*(self.side_names or ()), *side_names)
+        joined = side if self.side is None else np.hstack([self.side, side])
+        return TokenSequences(
+            self.ids,
+            self.offsets,
+            self.tables,
+            self.vocabulary_id,
+            self.pretrained,
+            joined,
+            names,
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "TokenSequences cannot become a numpy array: its first column holds "
+            "documents. A ColumnTransformer joins it to the other columns when their "
+            "outputs are dense; one that stacks a sparse output (OneHotEncoder's "
+            "default, when the joined columns are mostly zeros) needs "
+            "sparse_threshold=0 or OneHotEncoder(sparse_output=False)."
+        )
+
+    def __array_function__(self, func, types, args, kwargs):
+        # ColumnTransformer joins its transformers' dense outputs with np.hstack.
+        if func is np.hstack:
+            return _join_columns(*args, **kwargs)
+        raise TypeError(f"numpy.{func.__name__} does not apply to TokenSequences.")
 
     def document(self, i):
         """Token ids of document ``i`` (a view, not a copy)."""
@@ -165,7 +258,57 @@ class TokenSequences:
         new.tables = self.tables
         new.vocabulary_id = self.vocabulary_id
         new.pretrained = self.pretrained
+        new.side = None if self.side is None else self.side[index]
+        new.side_names = self.side_names
         return new
+
+    def __setstate__(self, state):
+        # Containers pickled before side features existed have none.
+        state.setdefault("side", None)
+        state.setdefault("side_names", None)
+        self.__dict__.update(state)
+
+
+def _numeric_columns(values, n):
+    """``values`` as a ``float32`` array of ``n`` rows (sparse matrices made dense)."""
+    if hasattr(values, "toarray"):
+        values = values.toarray()
+    values = np.asarray(values)
+    if values.ndim == 1:
+        values = values[:, None]
+    if values.ndim != 2 or len(values) != n:
+        raise ValueError(
+            f"side features must be a 2-D array of {n} rows, got shape {values.shape}."
+        )
+    if values.dtype.kind not in "biuf":
+        raise TypeError(
+            f"side features must be numeric, got dtype {values.dtype}: encode "
+            "categorical columns first, e.g. with OneHotEncoder."
+        )
+    return values.astype(np.float32)
+
+
+def _join_columns(arrays, dtype=None, casting="same_kind"):
+    """``np.hstack`` of one :class:`TokenSequences` and 2-D arrays: the container, extended.
+
+    The arrays become side features in their order; a frame's column names
+    become their names.
+    """
+    arrays = list(arrays)
+    documents = [a for a in arrays if isinstance(a, TokenSequences)]
+    if len(documents) != 1:
+        raise ValueError(
+            f"Only one text column can be joined to side features, got {len(documents)} "
+            "TokenSequences; join several text fields into one column."
+        )
+    joined = documents[0]
+    for values in arrays:
+        if values is joined:
+            continue
+        columns = getattr(values, "columns", None)
+        names = None if columns is None else [str(c) for c in columns]
+        joined = joined.with_side(values, names)
+    return joined
 
 
 def pad_ragged(ids, offsets, index, min_len=1):

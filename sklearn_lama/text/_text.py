@@ -13,8 +13,11 @@ from ._sequences import OOV_ID
 def check_documents(raw_documents, encoding="utf-8", param="raw_documents"):
     """Return ``raw_documents`` as a list of ``str``, refusing what is not a corpus.
 
-    Accepts any iterable of ``str`` (lists, tuples, numpy arrays, pandas Series,
-    generators) and ``bytes`` documents, decoded with ``encoding``.
+    Accepts any iterable of ``str`` (lists, tuples, numpy arrays, pandas or
+    polars Series, generators), a one-column table (a pandas or polars
+    DataFrame, a 2-D array: what a ``ColumnTransformer`` hands a
+    transformer given a list of one column) and ``bytes`` documents,
+    decoded with ``encoding``. Messages name the column when it has a name.
     """
     return list(iter_documents(raw_documents, encoding, param))
 
@@ -25,6 +28,7 @@ def iter_documents(raw_documents, encoding="utf-8", param="raw_documents"):
     The corpus itself is checked at once; each document is checked and decoded
     when it is reached, so a stream is read once and never held in memory.
     """
+    raw_documents, param = _text_column(raw_documents, param)
     if isinstance(raw_documents, (str, bytes)):
         raise TypeError(
             f"{param} must be an iterable of documents (e.g. a list of str), got a "
@@ -37,10 +41,40 @@ def iter_documents(raw_documents, encoding="utf-8", param="raw_documents"):
         )
     if isinstance(raw_documents, np.ndarray) and raw_documents.ndim != 1:
         raise ValueError(
-            f"{param} must be one-dimensional (one document per entry), got an array "
-            f"of shape {raw_documents.shape}."
+            f"{param} must be one-dimensional (one document per entry) or one column, "
+            f"got an array of shape {raw_documents.shape}."
         )
     return _decoded(raw_documents, encoding, param)
+
+
+def _text_column(raw_documents, param):
+    """The documents of a one-column table (or ``raw_documents`` itself), and how to name them.
+
+    A named column (a Series, a frame's column) is named in the messages:
+    ``param`` becomes ``"column 'body'"``.
+    """
+    shape = getattr(raw_documents, "shape", None)
+    if shape is not None and len(shape) == 2 and not isinstance(raw_documents, np.ndarray):
+        columns = list(getattr(raw_documents, "columns", range(shape[1])))
+        if shape[1] != 1:
+            raise ValueError(
+                f"{param} must be one column of documents, got a table of {shape[1]} "
+                f"columns {columns[:10]}: select the text column, e.g. by its name "
+                "alone ('body', not ['body', ...]) in a ColumnTransformer."
+            )
+        # pandas' and polars' DataFrames: their one column, as a Series.
+        raw_documents = raw_documents[columns[0]]
+    elif isinstance(raw_documents, np.ndarray) and raw_documents.ndim == 2:
+        if raw_documents.shape[1] != 1:
+            raise ValueError(
+                f"{param} must be one-dimensional (one document per entry) or one "
+                f"column, got an array of shape {raw_documents.shape}."
+            )
+        raw_documents = raw_documents[:, 0]
+    name = getattr(raw_documents, "name", None)
+    if name is not None:
+        param = f"column {name!r}"
+    return raw_documents, param
 
 
 def _decoded(raw_documents, encoding, param):

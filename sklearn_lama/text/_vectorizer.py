@@ -215,6 +215,46 @@ class DocumentEncoderMixin:
             ids, offsets, self._tables(), self.vocabulary_id_, self._pretrained_tables()
         )
 
+    def get_feature_names_out(self, input_features=None):
+        """The name of the output's one column: the documents' column.
+
+        The output (:class:`~sklearn_lama.TokenSequences`) is a table of one
+        column, the documents, so that a
+        :class:`~sklearn.compose.ColumnTransformer` names it beside the
+        other columns' features.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            The input column's name; ``None``: ``"text"``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str, shape (1,)
+        """
+        check_is_fitted(self)
+        if input_features is None or len(input_features) != 1:
+            return np.asarray(["text"], dtype=object)
+        return np.asarray([str(input_features[0])], dtype=object)
+
+    def set_output(self, *, transform=None):
+        """Accept a ``set_output`` request and keep emitting :class:`~sklearn_lama.TokenSequences`.
+
+        ``ColumnTransformer.set_output`` asks it of every transformer; a
+        table of documents has no pandas or polars form that the classifiers
+        read, so the output stays a ``TokenSequences``.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas", "polars"}, default=None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        return self
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
@@ -223,7 +263,14 @@ class DocumentEncoderMixin:
 
 
 @register
-class Word2VecVectorizer(PortableState, DocumentEncoderMixin, TransformerMixin, BaseEstimator):
+class Word2VecVectorizer(
+    PortableState,
+    DocumentEncoderMixin,
+    TransformerMixin,
+    BaseEstimator,
+    # The output is a TokenSequences, which no DataFrame can hold: set_output keeps it.
+    auto_wrap_output_keys=None,
+):
     """Turn raw documents into token ids and word embeddings.
 
     ``fit`` tokenises the corpus, keeps the words seen at least ``min_count``

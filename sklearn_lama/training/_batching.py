@@ -30,16 +30,19 @@ class SequenceBatches(Dataset):
     """Documents as ragged token ids or as a dense float array.
 
     Exactly one of ``(ids, offsets)`` and ``dense`` is given; ``tables`` are
-    the embedding tables the ids index, when the documents came with them.
-    Indexing with a list of positions gives the network's inputs for those
-    documents, padded to the longest: ``{"ids" or "x", "lengths"}``.
+    the embedding tables the ids index, when the documents came with them;
+    ``side`` (``(n, n_side)`` float32), the documents' side features, when
+    they came with some. Indexing with a list of positions gives the
+    network's inputs for those documents, padded to the longest: ``{"ids"
+    or "x", "lengths"}``, and ``"side"`` with side features.
     """
 
-    def __init__(self, ids=None, offsets=None, dense=None, tables=None):
+    def __init__(self, ids=None, offsets=None, dense=None, tables=None, side=None):
         self.ids = ids
         self.offsets = offsets
         self.dense = dense
         self.tables = tables
+        self.side = side
         if dense is not None:
             self.lengths = np.full(len(dense), dense.shape[1], dtype=np.int64)
         else:
@@ -49,19 +52,23 @@ class SequenceBatches(Dataset):
         return len(self.lengths)
 
     def content_keys(self):
-        """A checksum of each document's content, to order documents canonically."""
+        """A checksum of each document's content (side features included), to order documents.
+
+        Documents are put in a canonical order by it.
+        """
         if self.dense is not None:
             rows = np.ascontiguousarray(self.dense).reshape(len(self.dense), -1)
-            return np.fromiter((zlib.crc32(row.tobytes()) for row in rows), np.int64, len(rows))
-        ids, offsets = self.ids, self.offsets
-        return np.fromiter(
-            (
+            keys = (zlib.crc32(row.tobytes()) for row in rows)
+        else:
+            ids, offsets = self.ids, self.offsets
+            keys = (
                 zlib.crc32(ids[offsets[i] : offsets[i + 1]].tobytes())
                 for i in range(len(offsets) - 1)
-            ),
-            np.int64,
-            len(offsets) - 1,
-        )
+            )
+        if self.side is not None:
+            side = np.ascontiguousarray(self.side)
+            keys = (zlib.crc32(row.tobytes(), key) for key, row in zip(keys, side))
+        return np.fromiter(keys, np.int64, len(self))
 
     def __getitem__(self, i):
         return self.__getitems__([i])
@@ -69,17 +76,21 @@ class SequenceBatches(Dataset):
     def __getitems__(self, index):
         index = np.asarray(index, dtype=np.int64)
         if self.dense is not None:
-            return {
+            inputs = {
                 "x": torch.from_numpy(np.ascontiguousarray(self.dense[index])),
                 "lengths": torch.from_numpy(self.lengths[index]),
             }
-        ids, lengths = pad_ragged(self.ids, self.offsets, index)
-        # An empty document keeps one padding token as its only position, so
-        # every reduction over time has something to reduce (no 0/0, no NaN).
-        return {
-            "ids": torch.from_numpy(ids),
-            "lengths": torch.from_numpy(np.maximum(lengths, 1)),
-        }
+        else:
+            ids, lengths = pad_ragged(self.ids, self.offsets, index)
+            # An empty document keeps one padding token as its only position, so
+            # every reduction over time has something to reduce (no 0/0, no NaN).
+            inputs = {
+                "ids": torch.from_numpy(ids),
+                "lengths": torch.from_numpy(np.maximum(lengths, 1)),
+            }
+        if self.side is not None:
+            inputs["side"] = torch.from_numpy(self.side[index])
+        return inputs
 
 
 class WeightedBatch(NamedTuple):
