@@ -19,7 +19,10 @@ candidates a change of one lever at a time from its base:
   6B 50d's 100,000 most frequent words, shipped with the package) and its
   classifier: how words the table lacks get vectors, frozen embeddings, the
   full 400,000-word table and, for Duo, the corpus-trained skip-gram 100
-  table coupled with GloVe (the previous default on pretrained vectors).
+  table coupled with GloVe (the previous default on pretrained vectors);
+  then the classifiers' training levers on that table (early stopping's
+  patience, the weight average's horizon, the learning rate, dropout, FCSR's
+  batch size, FOFE factor and width).
 
 The ``defaults``, ``pretrained`` and ``default`` grids take each lever's best change that
 beats the base by more than ``MARGIN`` (half a point, about the standard
@@ -30,7 +33,8 @@ CPU time within ``TOLERANCE`` of the base's CV accuracy, combines the picks,
 and keeps the fastest option within tolerance; where the choice falls below
 the base on a further corpus, only the levers that hold on every corpus stay.
 The choice and the base are cross-validated again on every further corpus
-(and, for ``speed``, on GloVe), to see that it holds where it was not made.
+(and, for ``speed``, on GloVe), to see that it holds where it was not made;
+a ``margin`` choice below the base on a further corpus gives way to the base.
 """
 
 import numpy as np
@@ -172,6 +176,31 @@ GRIDS = {
         "levers": {m: _speed_levers(m) for m in _LR},
     },
 }
+_TRAINING = {
+    "lama": [
+        ("patience", {"patience": 2}),
+        ("ema", {"ema_horizon": 1.0}),
+        ("lr", {"lr": 2e-3}),
+        ("dropout", {"embedding_dropout": 0.0}),
+    ],
+    "fcsr": [
+        ("patience", {"patience": 2}),
+        ("ema", {"ema_horizon": 1.0}),
+        ("ema", {"ema_horizon": 2.0}),
+        ("lr", {"lr": 3e-3}),
+        ("dropout", {"dropout": 0.5}),
+        ("batch", {"batch_size": 64}),
+        ("alpha", {"alpha": 0.5}),
+        ("hidden", {"hidden_size": 100}),
+    ],
+    "duo": [
+        ("patience", {"patience": 3}),
+        ("ema", {"ema_horizon": 1.0}),
+        ("ema", {"ema_horizon": 2.0}),
+        ("lr", {"lr": 1e-3}),
+        ("dropout", {"embedding_dropout": 0.3}),
+    ],
+}
 GRIDS["default"] = {
     "name": "default-select",
     "corpora": ["mr", "r8"],
@@ -187,6 +216,10 @@ GRIDS["default"] = {
             ("freeze", {"freeze_embeddings": m != "lama"}),
             ("table", {"emb__pretrained": GLOVE}),
             *([("couple", {"emb": "GloVe + skip-gram 100"})] if m == "duo" else []),
+            # The classifiers' own training levers on that table: one more epoch of
+            # patience, a longer weight average, the step size and per model a
+            # regulariser or its batch and FOFE factor.
+            *_TRAINING[m],
         ]
         for m in _OOV
     },
@@ -374,6 +407,20 @@ def by_margin(grid, model, rows, corpus, levers, cv_more):
     return dict(best) if means[best] - means[_key(base)] > MARGIN else base
 
 
+def held(model, rows, corpora, chosen, grid, log):
+    """``chosen`` if it scores at least the base on every further corpus, else the base.
+
+    ``corpora`` are the corpus names, the selection corpus first; a default
+    chosen on one corpus must not lose on another.
+    """
+    base = grid["base"][model]
+    for corpus in corpora[1:]:
+        if _mean(rows, corpus, model, chosen) < _mean(rows, corpus, model, base):
+            log(f"{model}: {chosen} falls below the base on {corpus}; the base stays")
+            return base
+    return chosen
+
+
 def _cpu(rows, corpus, model, candidate):
     cpu = [r["fit_cpu_s"] for r in _cells(rows, corpus, model, candidate)]
     return float(np.mean(cpu)) if cpu else float("inf")
@@ -507,6 +554,9 @@ def run(cfg, threads, corpora, log):
         log(f"{m}: chosen {chosen[m]}")
     for corpus in corpora[1:]:
         rows += _cv(corpus, with_base(chosen), cfg, threads, log)
+    if grid["rule"] == "margin":
+        for m in cfg["models"]:
+            chosen[m] = held(m, rows, [corpus_name(c) for c in corpora], chosen[m], grid, log)
     if grid["rule"] == "cost":
         names = [corpus_name(c) for c in corpora]
         for m in cfg["models"]:
@@ -569,9 +619,11 @@ _ABOUT = {
         "One lever at a time from the base (``Word2VecVectorizer()`` and the classifier at "
         "their defaults: GloVe 6B 50d's 100,000 most frequent words, shipped with the "
         "package); the first candidate is the same pipeline on corpus word2vec "
-        "(``pretrained=None``, Duo's CBOW 50 + skip-gram 100 couple). A lever moves when its "
-        "best value beats the base by more than half a point, the moving levers are combined, "
-        "and the best candidate replaces the base only by that margin.",
+        "(``pretrained=None``, Duo's CBOW 50 + skip-gram 100 couple). The vectors' levers come "
+        "first, then the classifiers' own (patience, weight averaging, learning rate, "
+        "regularisers). A lever moves when its best value beats the base by more than half a "
+        "point, the moving levers are combined, and the best candidate replaces the base only "
+        "by that margin and only if it scores at least the base on the other corpus.",
     ),
     "speed-select": (
         "Cheaper training settings chosen by cross-validation on the training split",

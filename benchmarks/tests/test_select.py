@@ -142,3 +142,13 @@ def test_every_grid_starts_each_model_with_its_base_or_reference_then_base():
         for model, levers in grid["levers"].items():
             first = [lever for lever, _ in levers[:2]]
             assert first in (["reference", "base"], ["base", "batch"]), (name, model)
+
+
+def test_a_margin_choice_below_the_base_on_another_corpus_gives_way_to_the_base():
+    grid = {"base": {"duo": {}}}
+    lr = {"lr": 1e-3}
+    rows = _on("mr", "duo", [({}, 0.75), (lr, 0.76)])
+    lower = rows + _on("r8", "duo", [({}, 0.971), (lr, 0.969)])
+    assert select.held("duo", lower, ["mr", "r8"], lr, grid, print) == {}
+    level = rows + _on("r8", "duo", [({}, 0.971), (lr, 0.971)])
+    assert select.held("duo", level, ["mr", "r8"], lr, grid, print) == lr
