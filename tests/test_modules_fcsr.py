@@ -5,7 +5,6 @@ import functools
 import pytest
 import torch
 
-from sklearn_lama.modules import _fcsr
 from sklearn_lama.modules._fcsr import (
     FCSRCell,
     FCSRModule,
@@ -437,60 +436,3 @@ def test_token_attention_is_a_distribution_over_real_tokens(pooling):
         assert_within(weights[1:2, :, :4], alone, bound)
     if pooling == "mean":
         torch.testing.assert_close(alone, torch.full((1, 1, 4), 0.25))
-
-
-def _kept_for_backward(model, x, mask):
-    """Bytes of the tensors one training forward pass keeps for the backward pass."""
-    kept = [0]
-
-    def pack(tensor):
-        kept[0] += tensor.numel() * tensor.element_size()
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        model(x, mask).sum()
-    return kept[0]
-
-
-def test_training_keeps_few_floats_per_token_for_backward():
-    # The per-position layers (two gated sub-cells, the attention's q and k)
-    # recompute their intermediates in the backward pass, so what is kept, per
-    # token and counted once per use, is their inputs (s, S_l, S_r: 3n; R:
-    # 4n), the softmax's output (4n) and the weighted sum's operands (weights
-    # and R: 2 x 4n): 19 n floats, plus scalars and masks. Keeping every
-    # intermediate took 52 n.
-    torch.manual_seed(0)
-    n, T = 16, 3000
-    model = FCSRModule(n, 3).train()
-    x, mask = padded_batch([T, T // 2], n, seed=1)
-    per_token = _kept_for_backward(model, x, mask) / (4 * x.shape[0] * x.shape[1])
-    assert per_token < 20 * n, per_token
-
-
-def test_training_in_blocks_is_the_same_model(monkeypatch):
-    # Blocks only split the position axis of position-wise layers: the
-    # training forward pass equals the inference one up to the reassociation
-    # of the same five chained reductions as the padding test above.
-    monkeypatch.setattr(_fcsr, "_BLOCK_TOKENS", 7)
-    torch.manual_seed(0)
-    model = FCSRModule(5, 3, hidden_size=6, alpha=0.3, dropout=0.0).train()
-    lengths = [40, 13, 29]
-    x, mask = padded_batch(lengths, 5, seed=4)
-    with output_abs_sum(model.out) as abs_sum:
-        trained = model(x, mask)
-        with torch.no_grad():
-            inferred = model(x, mask)
-    trained.sum().backward()
-    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
-    assert_within(trained, inferred, chained_bound(abs_sum[0], 2 * max(lengths), depth=5))
-
-
-def test_training_in_blocks_gradcheck(monkeypatch):
-    # The backward pass through the recomputed blocks against finite
-    # differences (float64, gradcheck's own tolerances).
-    monkeypatch.setattr(_fcsr, "_BLOCK_TOKENS", 5)
-    torch.manual_seed(0)
-    model = FCSRModule(3, 2, hidden_size=4, dropout=0.0).double().train()
-    x, mask = padded_batch([9, 4], 3, seed=2)
-    x = x.double().requires_grad_(True)
-    assert torch.autograd.gradcheck(lambda v: model(v, mask), (x,))

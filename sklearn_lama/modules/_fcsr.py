@@ -16,7 +16,6 @@ import numbers
 
 import torch
 from torch import nn
-from torch.utils.checkpoint import checkpoint
 
 from ._masking import masked_mean, masked_softmax
 
@@ -35,11 +34,6 @@ _CHUNK = 16
 # Levels of the scan's recursion in a traced graph: enough for documents of
 # up to _CHUNK ** 6 (16.7 million) tokens.
 _TRACED_LEVELS = 6
-# Positions (documents x tokens) per block of the per-position layers in
-# training: their intermediates are recomputed one block at a time in the
-# backward pass, so its memory does not grow with the batch beyond the inputs
-# and outputs of those layers (see :func:`_recomputed`).
-_BLOCK_TOKENS = 4096
 
 
 def _as_alpha(alpha, dtype, device):
@@ -309,27 +303,6 @@ def fcsr_lr_lambda(epoch, max_epochs=40, decay=0.8, base=0.01, offset=0.01):
     return math.exp(log_f)
 
 
-def _recomputed(function, *inputs):
-    """``function(*inputs)``, its intermediates recomputed in the backward pass.
-
-    ``function`` maps tensors (B, T, ...) to one (B, T, ...) position by
-    position, so it runs on blocks of about ``_BLOCK_TOKENS`` positions, each
-    under :func:`torch.utils.checkpoint.checkpoint`: the forward pass keeps only
-    the inputs and the output, and the backward pass holds one block's
-    intermediates at a time, whatever the length of the batch. Without
-    gradients it is ``function(*inputs)``.
-    """
-    if not torch.is_grad_enabled():
-        return function(*inputs)
-    B, T = inputs[0].shape[:2]
-    step = max(_BLOCK_TOKENS // max(B, 1), 1)
-    blocks = [
-        checkpoint(function, *(x[:, start : start + step] for x in inputs), use_reentrant=False)
-        for start in range(0, T, step)
-    ]
-    return blocks[0] if len(blocks) == 1 else torch.cat(blocks, 1)
-
-
 def _gated_sum(x, y, z, gates):
     """Eq. 4: f_a(x, y, z) = x*G_q + y*G_k + z*G_v and f_t(.) = tanh(.)*G_o."""
     gq, gk, gv, go = torch.sigmoid(gates).chunk(4, dim=-1)
@@ -410,12 +383,6 @@ class FCSRCell(nn.Module):
                 mask.to(torch.bool)[..., None], s, torch.zeros((), dtype=s.dtype, device=s.device)
             )
         s_l, s_r = fofe(s, mask, self.alpha, window=self.window)  # Eq. 2-3
-        # The sub-cells' gates, sums and tanh would keep about 900 floats per
-        # token (n = 50) for the backward pass: recomputed there instead.
-        return _recomputed(self._subcells, s, s_l, s_r)
-
-    def _subcells(self, s, s_l, s_r):
-        """``R`` (B, T, 4n) from the words and their FOFE contexts (Eq. 4-8)."""
         # Eq. 5 (S_tc = concat(S_tl, S_tr)) and Eq. 6.
         c, c_hat = _gated_sum(s, s_l, s_r, self.cis_gates(torch.cat([s, s_l, s_r], -1)))
         # Eq. 7 and Eq. 8.
@@ -479,17 +446,11 @@ class FeatureAttention(nn.Module):
         width = self.n_features // self.n_blocks
         self.qk = nn.Linear(width, 2 * width, bias=False)  # W_q, W_k fused
 
-    def _scores(self, R):
-        """``E`` (B, T, F): each feature's bilinear score at each time step."""
-        B, T, F = R.shape
-        q, k = self.qk(R.reshape(B, T, self.n_blocks, F // self.n_blocks)).chunk(2, dim=-1)
-        return (q * k).reshape(B, T, F) / self.scale
-
     def forward(self, R, mask=None):
         """Return ``r`` (B, F) and the weights ``A`` (B, T, F)."""
-        # Recomputed in the backward pass from R (which the weighted sum keeps
-        # anyway) instead of keeping q and k, 2 x 4n floats per token.
-        scores = _recomputed(self._scores, R)
+        B, T, F = R.shape
+        q, k = self.qk(R.reshape(B, T, self.n_blocks, F // self.n_blocks)).chunk(2, dim=-1)
+        scores = (q * k).reshape(B, T, F) / self.scale
         if mask is None:
             weights = torch.softmax(scores, dim=1)
         else:
