@@ -134,8 +134,10 @@ def toy_corpus():
 def _no_other_load(monkeypatch):
     """Tests see a machine without other work, whatever else runs beside the suite.
 
-    The estimators' ``torch_threads=None`` leaves out cores the load average
-    shows busy (``busy_cpus``, tested on its own with given loads); without
-    this, thread counts would depend on what else the machine runs.
+    The estimators' ``torch_threads=None`` leaves out cores other work keeps
+    busy (``busy_cpus``, tested on its own with given counts); without this,
+    thread counts would depend on what else the machine runs.
     """
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    from sklearn_lama.utils import _threads
+
+    monkeypatch.setattr(_threads, "runnable_threads", lambda: 1)

@@ -1,8 +1,10 @@
 """Scaling parameters: torch threads per call, batch budgets, Duo's attention budget."""
 
+import io
 import os
 import sys
 import threading
+import time
 import types
 
 import numpy as np
@@ -12,10 +14,13 @@ from skorch.callbacks import Callback
 
 from sklearn_lama import DuoClassifier, TokenSequences
 from sklearn_lama.classification import _base
+from sklearn_lama.utils import _threads
 from sklearn_lama.utils._threads import busy_cpus, resolve_threads, torch_threads
 from tests._tolerances import chained_bound
 
 from .conftest import make_classifier, probability_bound
+
+_RUNNABLE_THREADS = _threads.runnable_threads
 
 
 class RecordThreads(Callback):
@@ -115,34 +120,60 @@ def test_negative_torch_threads_count_from_the_given_cpus(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "cpus, given, load, expected",
+    "cpus, given, runnable, expected",
     [
-        (2, "2", 0.3, 2),  # only this process runs
-        (2, "2", 1.2, 2),  # this process, rounded
-        (2, "2", 2.0, 1),  # one other busy process: its core is left out
-        (2, "2", 9.0, 1),  # never fewer than one
-        (64, "2", 30.0, 2),  # the other work fits on the 62 CPUs outside the share
-        (64, "2", 63.0, 2),
-        (64, "2", 64.0, 1),  # and one more: a core of the share is busy
+        (2, "2", 1, 2),  # only the calling thread runs
+        (2, "2", 2, 1),  # one other busy thread: its core is left out
+        (2, "2", 9, 1),  # never fewer than one
+        (64, "2", 31, 2),  # the other work fits on the 62 CPUs outside the share
+        (64, "2", 63, 2),
+        (64, "2", 64, 1),  # and one more: a core of the share is busy
     ],
 )
-def test_none_leaves_out_the_cores_other_processes_keep_busy(
-    monkeypatch, cpus, given, load, expected
+def test_none_leaves_out_the_cores_other_work_keeps_busy(
+    monkeypatch, cpus, given, runnable, expected
 ):
     monkeypatch.setenv("OMP_NUM_THREADS", given)
     monkeypatch.setattr(os, "cpu_count", lambda: cpus)
-    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(_threads, "runnable_threads", lambda: runnable)
     assert resolve_threads(None) == expected
     assert resolve_threads(2) == 2 and resolve_threads(-1) == int(given)  # asked for: kept
     assert min(busy_cpus(), int(given) - 1) == int(given) - expected
 
 
-def test_busy_cpus_is_zero_where_the_load_is_unknown(monkeypatch):
-    def unreadable():
-        raise OSError("no load average")
-
-    monkeypatch.setattr(os, "getloadavg", unreadable)
+def test_busy_cpus_is_zero_where_the_runnable_count_is_unknown(monkeypatch):
+    monkeypatch.setattr(_threads, "runnable_threads", lambda: None)
     assert busy_cpus() == 0
+
+
+def test_runnable_threads_reads_the_kernels_count_and_terminates(monkeypatch):
+    # One short read of /proc/loadavg per reading; a malformed or oversized
+    # file gives None at once (the suite's fixture replaces the function, so
+    # the module's own is called).
+    opened = []
+
+    def serving(text):
+        def opener(path, *args, **kwargs):
+            opened.append(path)
+            return io.StringIO(text)
+
+        return opener
+
+    start = time.perf_counter()
+    for text, expected in [
+        ("0.50 0.40 0.30 3/123 4567\n", 3),
+        ("garbage", None),
+        ("", None),
+        ("1 2 3 x/9 1", None),
+        ("9" * 10**6, None),
+    ]:
+        monkeypatch.setattr("builtins.open", serving(text))
+        assert _RUNNABLE_THREADS(readings=3, interval=0) == expected
+    monkeypatch.undo()
+    assert set(opened) == {"/proc/loadavg"}
+    assert time.perf_counter() - start < 5
+    if os.path.exists("/proc/loadavg"):
+        assert _RUNNABLE_THREADS() >= 1  # this thread, at least
 
 
 def test_none_is_one_thread_in_a_task_of_a_dask_worker(monkeypatch):

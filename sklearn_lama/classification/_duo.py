@@ -243,8 +243,8 @@ class DuoClassifier(BaseSequenceClassifier):
         torch's intra-op threads during ``fit``, ``predict`` and the other
         methods; the caller's setting is restored afterwards. ``None`` means
         every CPU the process was given (``OMP_NUM_THREADS`` if set, else
-        its CPU affinity) less those the load average shows other processes
-        keeping busy, where extra threads would spin waiting for each other:
+        its CPU affinity) less those other work keeps busy when the call
+        starts, where extra threads would spin waiting for each other:
         a worker of joblib's loky backend gets its share through
         ``OMP_NUM_THREADS``, a task of a Dask worker one, and fits that
         overlap in threads of one process divide the CPUs among them. A

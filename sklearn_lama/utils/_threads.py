@@ -14,7 +14,7 @@ machine's cores, with four guards against oversubscription:
   (joblib's threading backend, a threaded Dask worker) takes its share of
   the CPUs (:func:`torch_threads`).
 
-- Cores that other processes keep busy, by the load average, are left out
+- Cores that other work keeps busy when the call starts are left out
   (:func:`busy_cpus`): there OpenMP's spinning makes a second thread cost
   several times what it gains.
 
@@ -26,11 +26,12 @@ fit on idle cores, and torch reads it only when it starts.
 import os
 import sys
 import threading
+import time
 from contextlib import contextmanager
 
 import torch
 
-__all__ = ["available_cpus", "busy_cpus", "resolve_threads", "torch_threads"]
+__all__ = ["available_cpus", "busy_cpus", "resolve_threads", "runnable_threads", "torch_threads"]
 
 _lock = threading.Lock()
 # The Python threads inside a torch_threads block: their nesting depth and the
@@ -77,22 +78,41 @@ def resolve_threads(torch_threads):
 
 
 def busy_cpus():
-    """How many of this process's CPUs other processes keep busy, by the 1-minute load average.
+    """How many of this process's CPUs other work keeps busy now.
 
     A second OpenMP thread on a core that another process keeps busy spins
     at every barrier while the thread it waits for is descheduled, which
     makes a fit several times slower than one thread; so the default leaves
-    such cores out. The load counts this process's own running thread once,
-    and other work is taken to fill the machine's CPUs outside this
-    process's share first. 0 where the load average is unknown.
+    such cores out. Other work is the threads the kernel counts runnable,
+    less the calling one (:func:`runnable_threads`), taken to fill the
+    machine's CPUs outside this process's share first. It is read when a
+    call starts, not averaged over the past minute, so that the load of this
+    process's own previous fit does not count. 0 where it cannot be read.
     """
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # not on Unix, or not readable
+    runnable = runnable_threads()
+    if runnable is None:
         return 0
-    others = round(max(load - 1.0, 0.0))
     outside = max((os.cpu_count() or 1) - available_cpus(), 0)
-    return max(others - outside, 0)
+    return max(runnable - 1 - outside, 0)
+
+
+def runnable_threads(readings=2, interval=0.0005):
+    """The kernel's count of runnable threads: the least of ``readings``, ``interval`` s apart.
+
+    Linux's ``/proc/loadavg`` (its fourth field, ``runnable/total``); a
+    passing process shows in one reading, a busy one in all. ``None`` where
+    the file is absent or unreadable (not Linux).
+    """
+    counts = []
+    for k in range(readings):
+        if k:
+            time.sleep(interval)
+        try:
+            with open("/proc/loadavg", encoding="ascii") as fh:
+                counts.append(int(fh.read(256).split()[3].split("/")[0]))
+        except (OSError, ValueError, IndexError):
+            return None
+    return min(counts)
 
 
 def _in_dask_task():
