@@ -38,7 +38,9 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from sklearn_lama import FCSRClassifier, Word2VecVectorizer
 
-path = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "clothing_reviews.jsonl.gz"
+# The gallery runs each example from its folder, where ``__file__`` is not set.
+here = Path(globals().get("__file__", "plot_side_features.py")).resolve().parent
+path = here.parent / "benchmarks" / "data" / "clothing_reviews.jsonl.gz"
 with gzip.open(path, "rt", encoding="utf-8") as file:
     reviews = pd.DataFrame([json.loads(line) for line in file])
 train, test = train_test_split(
