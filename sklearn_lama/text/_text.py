@@ -64,12 +64,8 @@ def _text_column(raw_documents, param):
             )
         # pandas' and polars' DataFrames: their one column, as a Series.
         raw_documents = raw_documents[columns[0]]
-    elif isinstance(raw_documents, np.ndarray) and raw_documents.ndim == 2:
-        if raw_documents.shape[1] != 1:
-            raise ValueError(
-                f"{param} must be one-dimensional (one document per entry) or one "
-                f"column, got an array of shape {raw_documents.shape}."
-            )
+    elif isinstance(raw_documents, np.ndarray) and raw_documents.shape[1:] == (1,):
+        # Other shapes are refused by the caller's one-dimensional check.
         raw_documents = raw_documents[:, 0]
     name = getattr(raw_documents, "name", None)
     if name is not None:
