@@ -12,9 +12,9 @@ candidates a change of one lever at a time from its base:
   GloVe lacks get vectors, frozen embeddings, the Naive Bayes columns, the
   dropout and the learning rate (its results of 0.9.0 also coupled Duo's
   GloVe with corpus tables);
-* ``speed``: cheaper training: batch size with the learning rate scaled by
-  its square root (or kept), early stopping's patience, the word2vec step's
-  passes and algorithm;
+* ``speed``: cheaper training of the default pipelines: larger batches with
+  the learning rate scaled by the square root of the batch's growth (or
+  kept), and Duo's early-stopping patience;
 * ``default``: the default pipelines, each ``Word2VecVectorizer()`` (GloVe
   6B 50d's 100,000 most frequent words, shipped with the package) and its
   classifier: how words the table lacks get vectors, frozen embeddings, the
@@ -32,9 +32,9 @@ else the base. The ``speed`` grid takes per lever the candidate of least fit
 CPU time within ``TOLERANCE`` of the base's CV accuracy, combines the picks,
 and keeps the fastest option within tolerance; where the choice falls below
 the base on a further corpus, only the levers that hold on every corpus stay.
-The choice and the base are cross-validated again on every further corpus
-(and, for ``speed``, on GloVe), to see that it holds where it was not made;
-a ``margin`` choice below the base on a further corpus gives way to the base.
+The choice and the base are cross-validated again on every further corpus,
+to see that it holds where it was not made; a ``margin`` choice below the base
+on a further corpus gives way to the base.
 """
 
 import numpy as np
@@ -51,41 +51,29 @@ MARGIN = 0.005
 TOLERANCE = 0.0025
 _OFF = {"nb_unigram_weight": 0.0, "nb_bigram_weight": 0.0, "embedding_dropout": 0.0}
 _OOV = {"lama": "emb__oov_vectors", "fcsr": "emb__oov_vectors", "duo": "emb__oov_vectors"}
-# Each model's learning rate before the speed grid; a batch candidate scales it by
-# sqrt(batch / 32).
-_LR = {"lama": 1e-3, "fcsr": 1e-2, "duo": 1e-3}
-
-
-def _word2vec(model, **params):
-    """``params`` for every word2vec model of ``model``'s pipeline."""
-    prefixes = ["emb__cbow__", "emb__skipgram__"] if model == "duo" else ["emb__"]
-    return {p + k: v for p in prefixes for k, v in params.items()}
+# Each model's default batch size and learning rate; a batch candidate scales the
+# learning rate by the square root of the batch's ratio to the default (Adam's usual rule).
+_BATCH = {"lama": (32, 1e-3), "fcsr": (32, 1e-2), "duo": (128, 2e-3)}
 
 
 def _batch(model, size, scale=True):
+    default_size, default_lr = _BATCH[model]
     return {
         "batch_size": size,
-        **({"lr": float(f"{_LR[model] * (size / 32) ** 0.5:.3g}")} if scale else {}),
+        **({"lr": float(f"{default_lr * (size / default_size) ** 0.5:.3g}")} if scale else {}),
     }
 
 
 def _speed_levers(model):
-    levers = [
+    size = _BATCH[model][0]
+    return [
         ("base", {}),
-        ("batch", _batch(model, 64)),
-        ("batch", _batch(model, 128)),
-        ("batch", _batch(model, 256)),
-        ("batch", _batch(model, 128, scale=False)),
-        ("patience", {"patience": 1}),
-        ("vectors", _word2vec(model, epochs=10)),
-        ("vectors", _word2vec(model, epochs=5)),
+        ("batch", _batch(model, 2 * size)),
+        ("batch", _batch(model, 4 * size)),
+        ("batch", _batch(model, 8 * size)),
+        ("batch", _batch(model, 4 * size, scale=False)),
+        *([("patience", {"patience": 1})] if model == "duo" else []),
     ]
-    if model != "duo":
-        levers += [
-            ("vectors", _word2vec(model, sg=0)),
-            ("vectors", _word2vec(model, sg=0, epochs=5)),
-        ]
-    return levers
 
 
 # Per grid: the output's name, the corpora by default, the rule, and per model
@@ -171,9 +159,11 @@ GRIDS = {
         "name": "speed-select",
         "corpora": ["mr", "r8"],
         "rule": "cost",
-        # On corpus word2vec (its word2vec levers), the default vectors when it chose.
-        "base": {m: {"pretrained": None} for m in _LR},
-        "levers": {m: _speed_levers(m) for m in _LR},
+        # The default pipelines (the shipped GloVe table, nothing trained before the
+        # classifier); until 0.9.0 this grid ran on corpus word2vec, with the
+        # word2vec step's passes and algorithm as levers.
+        "base": {m: {} for m in _BATCH},
+        "levers": {m: _speed_levers(m) for m in _BATCH},
     },
 }
 _TRAINING = {
@@ -496,36 +486,6 @@ def hold_on(model, rows, corpora, chosen, picks, log, cv_on):
     return chosen
 
 
-def on_pretrained(model, candidate):
-    """``candidate`` for the pipeline of ``model`` on GloVe: its classifier's levers.
-
-    A pretrained table is not trained, so the word2vec levers (and the
-    choice of corpus vectors) fall away.
-    """
-    changes = {
-        k: v for k, v in candidate.items() if not k.startswith("emb__") and k != "pretrained"
-    }
-    return {"pretrained": GLOVE, **changes}
-
-
-def _cv_pretrained(corpus, jobs, cfg, threads, log):
-    """CV rows of ``jobs`` on GloVe, filed as corpus ``"<corpus> (GloVe 50)"``."""
-    from ._models import glove_status
-
-    if glove_status():
-        log(glove_status() + ": the pretrained confirmation is skipped")
-        return []
-    rows = _cv(corpus, [(m, on_pretrained(m, c)) for m, c in jobs], cfg, threads, log)
-    for (_, candidate), r in zip([job for job in jobs for _ in range(cfg["cv"])], rows):
-        # Shown under the corpus candidate; what was fitted stays, for --reuse.
-        r.update(
-            corpus=f"{corpus_name(corpus)} (GloVe 50)",
-            candidate=candidate,
-            fitted=(r["corpus"], r["candidate"]),
-        )
-    return rows
-
-
 def run(cfg, threads, corpora, log):
     grid = GRIDS[cfg.get("grid") or "defaults"]
     corpora = corpora or grid["corpora"]
@@ -561,8 +521,6 @@ def run(cfg, threads, corpora, log):
         names = [corpus_name(c) for c in corpora]
         for m in cfg["models"]:
             chosen[m] = hold_on(m, rows, names, chosen[m], picks[m], log, cv_on)
-        if cfg["train_limit"] is None:
-            rows += _cv_pretrained(selection, with_base(chosen), cfg, threads, log)
     return {
         "name": grid["name"],
         "config": {

@@ -1,14 +1,20 @@
 """The choices of the ``select`` part's rules, on made-up CV rows."""
 
 from benchmarks import select
-from benchmarks.select import GLOVE, MARGIN, TOLERANCE, by_cost, fastest_within, on_pretrained
+from benchmarks.select import MARGIN, TOLERANCE, by_cost, candidates, fastest_within
 
 
-def test_pretrained_candidates_keep_only_the_levers_that_apply():
-    lama = {"pretrained": None, "batch_size": 128, "emb__sg": 0, "emb__epochs": 5}
-    assert on_pretrained("lama", lama) == {"pretrained": GLOVE, "batch_size": 128}
-    duo = {"pretrained": None, "lr": 2e-3, "emb__cbow__epochs": 5, "emb__skipgram__epochs": 5}
-    assert on_pretrained("duo", duo) == {"pretrained": GLOVE, "lr": 2e-3}
+def test_speed_candidates_scale_each_default_learning_rate_with_the_batch():
+    from sklearn_lama import DuoClassifier, LAMAClassifier
+
+    for model, estimator in (("lama", LAMAClassifier()), ("duo", DuoClassifier())):
+        batches = [c for lever, c in candidates("speed", model) if lever == "batch"]
+        scaled = [c for c in batches if "lr" in c]
+        sizes = [c["batch_size"] for c in scaled]
+        assert sizes == [estimator.batch_size * k for k in (2, 4, 8)]
+        for c in scaled:
+            growth = c["batch_size"] / estimator.batch_size
+            assert abs(c["lr"] / estimator.lr - growth**0.5) < 0.01
 
 
 def test_the_fastest_option_within_the_tolerance_is_chosen():
