@@ -14,7 +14,7 @@ candidates a change of one lever at a time from its base:
   GloVe with corpus tables);
 * ``speed``: cheaper training of the default pipelines: larger batches with
   the learning rate scaled by the square root of the batch's growth (or
-  kept), and Duo's early-stopping patience;
+  kept), early stopping's ``tol`` and Duo's patience;
 * ``default``: the default pipelines, each ``Word2VecVectorizer()`` (GloVe
   6B 50d's 100,000 most frequent words, shipped with the package) and its
   classifier: how words the table lacks get vectors, frozen embeddings, the
@@ -73,6 +73,9 @@ def _speed_levers(model):
         ("batch", _batch(model, 8 * size)),
         ("batch", _batch(model, 4 * size, scale=False)),
         *([("patience", {"patience": 1})] if model == "duo" else []),
+        ("tol", {"tol": 1e-3}),
+        ("tol", {"tol": 3e-3}),
+        ("tol", {"tol": 1e-2}),
     ]
 
 

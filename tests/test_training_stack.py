@@ -14,7 +14,12 @@ from sklearn_lama import DuoTranslator, LAMAClassifier, load_weights
 from sklearn_lama.classification import _base
 from sklearn_lama.training import _net
 from sklearn_lama.training._batching import PairBatches
-from sklearn_lama.training._callbacks import EpochCut, TimeBudget, build_callbacks
+from sklearn_lama.training._callbacks import (
+    EpochCut,
+    LowestLossStopping,
+    TimeBudget,
+    build_callbacks,
+)
 from sklearn_lama.training._driver import TrainingResult, train
 from sklearn_lama.training._seq2seq import transformer_schedule
 from sklearn_lama.training._splits import hold_out
@@ -66,6 +71,60 @@ def test_time_budget_counts_what_was_spent_before_training():
     assert isinstance(budget, TimeBudget) and budget.spent == 100.0
     seconds = clf.fit(IDS, IDS_Y).net_.history[:, "seconds"]
     assert len(seconds) == 2 and 0 < seconds[0] < seconds[1] < 100
+
+
+def _stopping_run(losses, tol, patience):
+    """Epochs run and the epoch whose weights are kept, early stopping fed ``losses``."""
+    from skorch.history import History
+
+    class Net:
+        verbose = 0
+        history = History()
+        module_ = torch.nn.Linear(1, 1, bias=False)
+
+    net = Net()
+    stopping = LowestLossStopping(tol=tol, patience=patience, sink=lambda *args, **kwargs: None)
+    stopping.on_train_begin(net)
+    for epoch, loss in enumerate(losses, 1):
+        net.history.new_epoch()
+        net.history.record("epoch", epoch)
+        net.history.record("valid_loss", loss)
+        with torch.no_grad():
+            net.module_.weight.fill_(epoch)  # the weights name their epoch
+        try:
+            stopping.on_epoch_end(net)
+        except KeyboardInterrupt:
+            break
+    stopping.on_train_end(net)
+    return len(net.history), int(net.module_.weight.item())
+
+
+@pytest.mark.parametrize(
+    "losses, tol, patience, expected",
+    [
+        # Every decrease counts at tol=0; the weights of the last, lowest epoch stay.
+        ([1.0, 0.5, 0.4996, 0.499, 0.3], 0.0, 2, (5, 5)),
+        # Two decreases under tol: stopped after epoch 4, which has the lowest loss.
+        ([1.0, 0.5, 0.4996, 0.499, 0.3], 1e-3, 2, (4, 4)),
+        # Rises: stopped, the weights of the lowest loss (epoch 2) restored.
+        ([1.0, 0.5, 0.6, 0.7, 0.1], 0.0, 2, (4, 2)),
+        # Small decreases are measured from the lowest loss so far, as scikit-learn
+        # does, not from the last epoch that improved by more than tol.
+        ([1.0, 0.9994, 0.9988, 0.9982, 0.5], 1e-3, 3, (4, 4)),
+    ],
+)
+def test_early_stopping_counts_decreases_over_tol_and_keeps_the_lowest_loss(
+    losses, tol, patience, expected
+):
+    assert _stopping_run(losses, tol, patience) == expected
+
+
+def test_tol_stops_a_fit_after_patience_epochs_without_a_large_enough_decrease():
+    clf = _classifier(max_epochs=6, patience=2, tol=1e9, validation_fraction=0.5)
+    clf.fit(IDS, IDS_Y)
+    assert len(clf.net_.history) == 3
+    with pytest.raises(ValueError, match="tol"):
+        _classifier(tol=-1.0).fit(IDS, IDS_Y)
 
 
 def test_epoch_cut_ends_every_epoch_early():

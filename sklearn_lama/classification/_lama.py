@@ -157,6 +157,13 @@ class LAMAClassifier(BaseSequenceClassifier):
         Share of the training data held out for early stopping.
     patience : int, default=1
         Epochs without improvement before stopping (the LAMA paper's is 5).
+    tol : float, default=0.0
+        Least decrease of the validation loss that counts as an improvement
+        for early stopping: an epoch whose loss is not below the lowest so
+        far by more than ``tol`` counts towards ``patience`` (scikit-learn's
+        ``tol`` of its ``early_stopping`` estimators, on the loss). The weights
+        kept are those of the lowest validation loss whatever ``tol``; ``0``
+        counts every decrease.
     ema_horizon : float, default=0.5
         Horizon, in epochs, of an exponential moving average of the weights
         (Polyak averaging): after every training step the average moves
@@ -386,6 +393,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         early_stopping=True,
         validation_fraction=0.1,
         patience=1,
+        tol=0.0,
         ema_horizon=0.5,
         class_weight=None,
         calibration=None,
@@ -426,6 +434,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.patience = patience
+        self.tol = tol
         self.ema_horizon = ema_horizon
         self.class_weight = class_weight
         self.calibration = calibration

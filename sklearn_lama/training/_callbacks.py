@@ -3,6 +3,7 @@
 import hashlib
 import os
 import time
+from copy import deepcopy
 
 import numpy as np
 import torch
@@ -13,6 +14,7 @@ from ..utils._persistence import check_writable
 
 __all__ = [
     "EpochCut",
+    "LowestLossStopping",
     "TimeBudget",
     "WeightAveraging",
     "WeightsCheckpoint",
@@ -92,6 +94,56 @@ class TimeBudget(EpochCut):
 
     def on_epoch_end(self, net, **kwargs):
         if self.exhausted_:
+            raise KeyboardInterrupt
+
+
+class LowestLossStopping(EarlyStopping):
+    """Early stopping on the validation loss with a ``tol``, keeping the lowest loss's weights.
+
+    An epoch improves when its validation loss is below the lowest so far by
+    more than ``tol``; training stops after ``patience`` epochs in a row that
+    do not. The weights restored at the end are those of the lowest loss,
+    even when it was lower by less than ``tol`` (skorch's ``threshold``
+    would restore the last epoch that improved by more).
+
+    Parameters
+    ----------
+    tol : float
+        Least decrease that counts as an improvement.
+    patience : int
+        Epochs in a row without improvement before training stops.
+    sink : callable, default=print
+        Where the stopping message goes.
+    """
+
+    def __init__(self, tol, patience, sink=print):
+        super().__init__(
+            monitor="valid_loss",
+            patience=patience,
+            threshold=tol,
+            threshold_mode="abs",
+            lower_is_better=True,
+            load_best=True,
+            sink=sink,
+        )
+
+    def on_train_begin(self, net, **kwargs):
+        super().on_train_begin(net, **kwargs)
+        self.lowest_ = np.inf
+
+    def on_epoch_end(self, net, **kwargs):
+        loss = net.history[-1, self.monitor]
+        self.misses_ = 0 if loss < self.lowest_ - self.threshold else self.misses_ + 1
+        if loss < self.lowest_:
+            self.lowest_ = loss
+            self.best_epoch_ = net.history[-1, "epoch"]
+            self.best_model_weights_ = deepcopy(net.module_.state_dict())
+        if self.misses_ == self.patience:
+            self._sink(
+                f"Stopping since valid_loss has not fallen by more than {self.threshold:g} "
+                f"in the last {self.patience} epochs.",
+                verbose=net.verbose,
+            )
             raise KeyboardInterrupt
 
 
@@ -255,7 +307,7 @@ def build_callbacks(config, split, checkpoint, save, extra, averaging=0.0, spent
     """The net's callbacks: the user's, progress, averaging, checkpoint, early stopping, ``extra``.
 
     ``config`` is the :class:`~._config.TrainingConfig` (``callbacks``,
-    ``verbose``, ``patience`` and ``max_time``: a :class:`TimeBudget`, the
+    ``verbose``, ``patience``, ``tol`` and ``max_time``: a :class:`TimeBudget`, the
     last callback, to which ``spent`` seconds of work before training
     already count); ``split`` is the net's ``train_split`` (``None``: no
     validation, hence no early stopping); ``checkpoint`` the file of the
@@ -281,11 +333,7 @@ def build_callbacks(config, split, checkpoint, save, extra, averaging=0.0, spent
             )
         )
     if split is not None:
-        callbacks.append(
-            EarlyStopping(
-                monitor="valid_loss", patience=config.patience, load_best=True, sink=sink
-            )
-        )
+        callbacks.append(LowestLossStopping(tol=config.tol, patience=config.patience, sink=sink))
     callbacks.extend(extra)
     callbacks.append(TimeBudget(config.max_time, spent))
     return callbacks

@@ -32,6 +32,7 @@ class TrainingConfig:
     early_stopping: bool
     validation_fraction: float
     patience: int
+    tol: float
     callbacks: object
     warm_start: bool
     checkpoint: object

@@ -40,6 +40,7 @@ TRAINING_CONSTRAINTS = {
     "early_stopping": ["boolean"],
     "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     "patience": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
     "callbacks": [list, None],
     "warm_start": ["boolean"],
     "checkpoint": [str, os.PathLike, None],

@@ -155,6 +155,13 @@ class DuoTranslator(PortableState, BaseEstimator):
         Share of the pairs held out for early stopping.
     patience : int, default=3
         Epochs without a lower validation loss before stopping.
+    tol : float, default=0.0
+        Least decrease of the validation loss that counts as an improvement
+        for early stopping: an epoch whose loss is not below the lowest so
+        far by more than ``tol`` counts towards ``patience`` (scikit-learn's
+        ``tol`` of its ``early_stopping`` estimators, on the loss). The weights
+        kept are those of the lowest validation loss whatever ``tol``; ``0``
+        counts every decrease.
     beam_size : int, default=4
         1 for greedy decoding.
     length_penalty : float, default=0.6
@@ -301,6 +308,7 @@ class DuoTranslator(PortableState, BaseEstimator):
         early_stopping=True,
         validation_fraction=0.1,
         patience=3,
+        tol=0.0,
         beam_size=4,
         length_penalty=0.6,
         max_length=None,
@@ -334,6 +342,7 @@ class DuoTranslator(PortableState, BaseEstimator):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.patience = patience
+        self.tol = tol
         self.beam_size = beam_size
         self.length_penalty = length_penalty
         self.max_length = max_length
