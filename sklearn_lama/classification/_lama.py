@@ -157,7 +157,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         Share of the training data held out for early stopping.
     patience : int, default=1
         Epochs without improvement before stopping (the LAMA paper's is 5).
-    tol : float, default=0.0
+    tol : float, default=0.003
         Least decrease of the validation loss that counts as an improvement
         for early stopping: an epoch whose loss is not below the lowest so
         far by more than ``tol`` counts towards ``patience`` (scikit-learn's
@@ -393,7 +393,7 @@ class LAMAClassifier(BaseSequenceClassifier):
         early_stopping=True,
         validation_fraction=0.1,
         patience=1,
-        tol=0.0,
+        tol=0.003,
         ema_horizon=0.5,
         class_weight=None,
         calibration=None,
