@@ -201,6 +201,19 @@ def test_the_config_decides_the_hold_out():
     assert hold_out(off, 200, 0) is None and hold_out(off, 200, 0, strata) is None
 
 
+def test_validation_rows_come_in_order_of_length():
+    # Validation batches of similar lengths pad little (the translator's rule too).
+    ids = IDS.copy()
+    lengths = np.random.RandomState(1).randint(1, ids.shape[1] + 1, size=len(ids))
+    ids[np.arange(ids.shape[1]) >= lengths[:, None]] = 0
+    record = _ValidationData()
+    _classifier(max_epochs=1, validation_fraction=0.5, callbacks=[record]).fit(ids, IDS_Y)
+    held = record.valid.dataset.lengths[record.valid.indices]
+    assert len(held) == len(ids) // 2 and np.all(np.diff(held) >= 0)
+    rows = np.sort(record.valid.indices)
+    assert np.any(np.diff(lengths[rows]) < 0)  # in their own order they are not sorted
+
+
 def test_fit_calls_the_driver_once_with_explicit_arguments(monkeypatch):
     calls = []
 

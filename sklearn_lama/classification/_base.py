@@ -276,6 +276,8 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
                 target.batch_groups(y_encoded),
             )
             split = None if partial else hold_out(config, len(view), seed, target.strata(view.y))
+            if split is not None:
+                split = split.by_length(view.lengths)
             if not partial and self.calibration is not None and split is None:
                 raise ValueError(
                     f"calibration={self.calibration!r} fits on the validation split that fit "

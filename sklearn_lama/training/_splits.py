@@ -30,6 +30,16 @@ class RowSplit:
     def __call__(self, dataset, y=None, groups=None):
         return Subset(dataset, self.train_rows), Subset(dataset, self.valid_rows)
 
+    def by_length(self, lengths):
+        """The same split, its validation rows in order of ``lengths`` (tokens per row).
+
+        Validation batches then hold rows of similar lengths, hence little
+        padding; the loss and the scores are means over the rows, whatever
+        their order.
+        """
+        valid = self.valid_rows[np.argsort(lengths[self.valid_rows], kind="stable")]
+        return RowSplit(self.train_rows, valid)
+
 
 class HoldOut(RowSplit):
     """A hold-out split of the training rows, drawn once, stratified on ``strata``.

@@ -489,10 +489,7 @@ class DuoTranslator(PortableState, BaseEstimator):
                 src_ids, [np.concatenate([[BOS_ID], t, [EOS_ID]]) for t in tgt_ids]
             )
             if split is not None:
-                # Validation batches of similar lengths: little padding.
-                valid = split.valid_rows
-                by_length = np.argsort(pairs.lengths[valid], kind="stable")
-                split = RowSplit(train_rows, valid[by_length])
+                split = RowSplit(train_rows, split.valid_rows).by_length(pairs.lengths)
             tables = X.tables if isinstance(X, TokenSequences) else None
             if resume:
                 # Only the shapes matter: the trained weights are restored.
