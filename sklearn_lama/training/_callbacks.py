@@ -139,10 +139,9 @@ class LowestLossStopping(EarlyStopping):
             self.best_epoch_ = net.history[-1, "epoch"]
             self.best_model_weights_ = deepcopy(net.module_.state_dict())
         if self.misses_ == self.patience:
-            self._sink(
+            self.sink(
                 f"Stopping since valid_loss has not fallen by more than {self.threshold:g} "
-                f"in the last {self.patience} epochs.",
-                verbose=net.verbose,
+                f"in the last {self.patience} epochs."
             )
             raise KeyboardInterrupt
 
