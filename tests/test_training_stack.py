@@ -119,6 +119,13 @@ def test_early_stopping_counts_decreases_over_tol_and_keeps_the_lowest_loss(
     assert _stopping_run(losses, tol, patience) == expected
 
 
+def test_early_stopping_parameters_are_its_own_and_clone():
+    from sklearn.base import clone
+
+    stopping = LowestLossStopping(tol=0.01, patience=2, sink=print)
+    assert clone(stopping).get_params() == {"tol": 0.01, "patience": 2, "sink": print}
+
+
 def test_tol_stops_a_fit_after_patience_epochs_without_a_large_enough_decrease():
     clf = _classifier(max_epochs=6, patience=2, tol=1e9, validation_fraction=0.5)
     clf.fit(IDS, IDS_Y)

@@ -117,15 +117,12 @@ class LowestLossStopping(EarlyStopping):
     """
 
     def __init__(self, tol, patience, sink=print):
-        super().__init__(
-            monitor="valid_loss",
-            patience=patience,
-            threshold=tol,
-            threshold_mode="abs",
-            lower_is_better=True,
-            load_best=True,
-            sink=sink,
-        )
+        super().__init__(monitor="valid_loss", patience=patience, load_best=True, sink=sink)
+        self.tol = tol
+
+    def _get_param_names(self):
+        # skorch reads a callback's parameters from its attributes; these are its own.
+        return ["tol", "patience", "sink"]
 
     def on_train_begin(self, net, **kwargs):
         super().on_train_begin(net, **kwargs)
@@ -133,14 +130,14 @@ class LowestLossStopping(EarlyStopping):
 
     def on_epoch_end(self, net, **kwargs):
         loss = net.history[-1, self.monitor]
-        self.misses_ = 0 if loss < self.lowest_ - self.threshold else self.misses_ + 1
+        self.misses_ = 0 if loss < self.lowest_ - self.tol else self.misses_ + 1
         if loss < self.lowest_:
             self.lowest_ = loss
             self.best_epoch_ = net.history[-1, "epoch"]
             self.best_model_weights_ = deepcopy(net.module_.state_dict())
         if self.misses_ == self.patience:
             self.sink(
-                f"Stopping since valid_loss has not fallen by more than {self.threshold:g} "
+                f"Stopping since valid_loss has not fallen by more than {self.tol:g} "
                 f"in the last {self.patience} epochs."
             )
             raise KeyboardInterrupt
