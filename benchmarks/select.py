@@ -356,9 +356,8 @@ def _previous(path):
     previous = {}
     for r in rows:
         if "error" not in r:
-            corpus, candidate = r.get("fitted", (r["corpus"], r["candidate"]))
-            previous[(corpus, r["model"], _key(candidate), r["fold"])] = {
-                k: v for k, v in r.items() if k not in ("fitted", "reused")
+            previous[(r["corpus"], r["model"], _key(r["candidate"]), r["fold"])] = {
+                k: v for k, v in r.items() if k != "reused"
             }
     return previous
 
