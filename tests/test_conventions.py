@@ -307,7 +307,7 @@ def test_the_translator_types_its_training_parameters_as_the_classifiers():
         assert translator[name][0] == classifier[name][0], name
 
 
-@pytest.mark.parametrize("cls", [FCSRClassifier, DuoClassifier])
+@pytest.mark.parametrize("cls", [LAMAClassifier, FCSRClassifier, DuoClassifier])
 def test_the_documented_cpu_prediction_batch_is_the_one_used(cls):
     description = _entries(cls)["inference_batch_size"][1]
     assert f"at most {cls._inference_tokens:,} padded tokens" in description

@@ -155,7 +155,7 @@ def test_invalid_hyperparameters(toy_corpus, params, match):
         LAMAClassifier(**params).fit(seqs, labels)
 
 
-def test_bigru_encoder_equals_packed_bidirectional_gru():
+def _encoder_and_reference():
     torch.manual_seed(0)
     encoder = BiGRUEncoder(10, 6)
     reference = torch.nn.GRU(10, 6, batch_first=True, bidirectional=True)
@@ -168,4 +168,21 @@ def test_bigru_encoder_equals_packed_bidirectional_gru():
     mask = torch.arange(9) < lengths[:, None]
     packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
     expected, _ = pad_packed_sequence(reference(packed)[0], batch_first=True, total_length=9)
+    return encoder, reference, x, mask, expected
+
+
+def test_bigru_encoder_equals_packed_bidirectional_gru():
+    encoder, _, x, mask, expected = _encoder_and_reference()
     torch.testing.assert_close(encoder(x, mask)[mask], expected[mask])
+
+
+def test_bigru_encoder_gradients_equal_the_two_directions():
+    # The fused recurrence's block-diagonal weights pass each direction's gradient to
+    # its own GRU's parameters, and nothing of the other's.
+    encoder, reference, x, mask, expected = _encoder_and_reference()
+    weights = torch.randn(expected.shape)
+    (encoder(x, mask)[mask] * weights[mask]).sum().backward()
+    (expected[mask] * weights[mask]).sum().backward()
+    for suffix, gru in (("", encoder.forward_gru), ("_reverse", encoder.backward_gru)):
+        for name, parameter in gru.named_parameters():
+            torch.testing.assert_close(parameter.grad, getattr(reference, name + suffix).grad)

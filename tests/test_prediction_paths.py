@@ -298,7 +298,7 @@ def test_onnx_export_traces_the_folded_head(toy_corpus, tmp_path):
     assert tuple(network.core.fusion.weight.shape) not in shapes
 
 
-@pytest.mark.parametrize("estimator", [FCSRClassifier, DuoClassifier])
+@pytest.mark.parametrize("estimator", [LAMAClassifier, FCSRClassifier, DuoClassifier])
 def test_prediction_batches_keep_to_the_inference_tokens(toy_corpus, monkeypatch, estimator):
     texts, labels = _three_classes(toy_corpus)
     X = _tables(texts, 2 if estimator is DuoClassifier else 1).transform(texts)

@@ -261,6 +261,9 @@ class LAMAClassifier(BaseSequenceClassifier):
         Most documents per batch in ``predict``, ``predict_proba``,
         ``decision_function``, ``attention_weights`` and validation (at
         least ``batch_size``), within ``max_batch_tokens``.
+        On the CPU, a batch of the prediction methods (not of validation) also
+        holds at most 16,384 padded tokens, whose activations then stay in
+        the processor's caches.
     verbose : int, default=0
         Above 0, print a progress bar and a per-epoch table of training
         loss/accuracy and validation loss/accuracy.
@@ -347,6 +350,9 @@ class LAMAClassifier(BaseSequenceClassifier):
         "lr": 1.6,
         "weight_decay": 3.125e-6,
     }
+
+    # Padded tokens of a prediction batch on the CPU (BaseSequenceClassifier._inference_budget).
+    _inference_tokens = 16384
 
     _parameter_constraints = {
         **BaseSequenceClassifier._parameter_constraints,

@@ -12,6 +12,8 @@ from ._masking import masked_mean, masked_softmax
 __all__ = ["BiGRUEncoder", "LAMAAttention", "LAMAModule"]
 
 _L2_EPS = 1e-6
+# The parameters of a one-layer nn.GRU, in the order torch.gru takes them.
+_GRU_WEIGHTS = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
 
 
 class BiGRUEncoder(nn.Module):
@@ -37,9 +39,17 @@ class BiGRUEncoder(nn.Module):
     exactly), and chunks sit at fixed positions, so a document's annotations
     still do not depend on its batch.
 
-    The two ``nn.GRU`` modules are the one recurrence for training,
-    prediction and export: torch's own kernels (cuDNN on CUDA) and a graph
-    that ONNX export traces.
+    The two directions run as one recurrence of width ``2h``: a GRU whose
+    first ``h`` units are the forward GRU's and last ``h`` the backward GRU's,
+    reading each word beside its mirror word. Its weights are the two
+    modules' parameters laid block-diagonally within each gate (reset, update,
+    new), so each half reads only its own direction's input and state: the
+    states are the two GRUs', in half the operations per time step.
+    ``forward_gru`` and ``backward_gru`` hold the parameters (and so the saved
+    state dict); the recurrence is ``torch.gru``, the function ``nn.GRU`` runs,
+    on the weights assembled from them. It is the one recurrence for training,
+    prediction and export: torch's own kernels (cuDNN on CUDA) and a graph that
+    ONNX export traces (``aten::gru``).
 
     Parameters
     ----------
@@ -65,9 +75,35 @@ class BiGRUEncoder(nn.Module):
         steps = torch.arange(mask.shape[1], device=mask.device).unsqueeze(0)
         return torch.where(steps < lengths, lengths - 1 - steps, steps)
 
-    @staticmethod
-    def _gru(gru, x):
-        """The outputs of ``gru`` over ``x``, computed in float32 whatever the precision.
+    def _weights(self):
+        """The weights of the fused recurrence: ``[W_ih, W_hh, b_ih, b_hh]``.
+
+        ``W_ih`` (6h, 2d), ``W_hh`` (6h, 2h), ``b_ih`` and ``b_hh`` (6h,): per
+        gate, the forward GRU's rows then the backward GRU's, each on its own
+        block of columns (Eq. 1-4 of either direction, side by side).
+        """
+        first, second = self.forward_gru, self.backward_gru
+
+        def block_diagonal(a, b):
+            top = torch.cat([a, a.new_zeros(a.shape[0], b.shape[1])], dim=1)
+            return torch.cat([top, torch.cat([b.new_zeros(b.shape[0], a.shape[1]), b], dim=1)])
+
+        def per_gate(a, b, join):
+            return torch.cat(
+                [join(a_gate, b_gate) for a_gate, b_gate in zip(a.chunk(3), b.chunk(3))]
+            )
+
+        return [
+            per_gate(
+                getattr(first, name),
+                getattr(second, name),
+                block_diagonal if name.startswith("weight") else lambda a, b: torch.cat([a, b]),
+            )
+            for name in _GRU_WEIGHTS
+        ]
+
+    def _gru(self, x):
+        """The fused recurrence's states over ``x`` (B, T, 2d) from a zero state, in float32.
 
         CUDA's autocast runs cuDNN's recurrences in float16 whatever its dtype (under
         ``precision="bf16"`` too, where no loss scaling guards float16's range), while the
@@ -76,15 +112,20 @@ class BiGRUEncoder(nn.Module):
         """
         if x.device.type == "cuda":
             with torch.autocast("cuda", enabled=False):
-                return gru(x.float())[0]
-        return gru(x)[0]
+                return self._run(x.float())
+        return self._run(x)
 
-    def _recur(self, gru, x):
-        """``gru`` over ``x`` (B, T, d) from a zero state, chunked past ``chunk_length`` tokens."""
+    def _run(self, x):
+        state = x.new_zeros(1, x.shape[0], self.output_size)
+        # One layer with biases, no dropout, batch first, one direction (of width 2h).
+        return torch.gru(x, state, self._weights(), True, 1, 0.0, self.training, False, True)[0]
+
+    def _recur(self, x):
+        """The fused recurrence over ``x`` (B, T, 2d), chunked past ``chunk_length`` tokens."""
         batch, length, size = x.shape
         chunk = self.chunk_length
         if chunk is None or length == 0:
-            return self._gru(gru, x)
+            return self._gru(x)
         # Arithmetic, not a branch on the length, so that a traced graph (ONNX
         # export) holds for every length: ``long`` is 1 past ``chunk`` tokens,
         # else 0, and a shorter document is one chunk of its own length without
@@ -101,7 +142,7 @@ class BiGRUEncoder(nn.Module):
         # follow the outputs kept, and are cut off below.
         steps = window_starts[:, None] + torch.arange(width + warm, device=x.device)
         windows = x[:, steps.clamp_max(length - 1)]
-        states = self._gru(gru, windows.reshape(batch * n_chunks, width + warm, size))
+        states = self._gru(windows.reshape(batch * n_chunks, width + warm, size))
         states = states.reshape(batch, n_chunks * (width + warm), -1)
         # The outputs kept, as positions in the chunks laid end to end: one
         # index per position for all rows (an index per element, as gather
@@ -116,10 +157,10 @@ class BiGRUEncoder(nn.Module):
         batch, length, _ = x.shape
         rows = torch.arange(batch, device=x.device).unsqueeze(1) * length
         index = (self._reverse_index(mask) + rows).reshape(-1)
-        reversed_x = x.reshape(batch * length, -1).index_select(0, index)
-        reversed_x = reversed_x.view(batch, length, -1)
-        forward_states = self._recur(self.forward_gru, x)  # Eq. 6a
-        backward_states = self._recur(self.backward_gru, reversed_x)
+        reversed_x = x.reshape(batch * length, -1).index_select(0, index).view(batch, length, -1)
+        # Eq. 6a: forward states in the first half, backward ones (reversed) in the second.
+        states = self._recur(torch.cat([x, reversed_x], dim=-1))
+        forward_states, backward_states = states.split(self.output_size // 2, dim=-1)
         backward_states = backward_states.reshape(batch * length, -1).index_select(0, index)
         return torch.cat([forward_states, backward_states.view(batch, length, -1)], dim=-1)
 
