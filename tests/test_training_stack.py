@@ -134,6 +134,37 @@ def test_tol_stops_a_fit_after_patience_epochs_without_a_large_enough_decrease()
         _classifier(tol=-1.0).fit(IDS, IDS_Y)
 
 
+class _TrainingPredictions(Callback):
+    """Records whether the training batches' predictions reach the callbacks with a graph."""
+
+    def initialize(self):
+        self.graphs_ = []
+        return self
+
+    def on_batch_end(self, net, training=False, y_pred=None, **kwargs):
+        if training:
+            parts = y_pred if isinstance(y_pred, tuple) else (y_pred,)
+            self.graphs_.append(any(part.grad_fn is not None for part in parts))
+
+
+@pytest.mark.parametrize(
+    "fit",
+    [
+        lambda callback: _classifier(max_epochs=2, callbacks=[callback]).fit(IDS, IDS_Y),
+        lambda callback: DuoTranslator(**{**BRIEF, "callbacks": [callback]}).fit(EN, FR),
+    ],
+    ids=["classifier", "translator"],
+)
+def test_training_predictions_reach_the_callbacks_without_their_graph(fit):
+    # The train_acc score keeps every training batch's predictions until the epoch
+    # ends; with their graphs (a node per recurrence step) memory grew through every
+    # epoch by the graph of each batch.
+    callback = _TrainingPredictions()
+    fitted = fit(callback)
+    assert callback.graphs_ and not any(callback.graphs_)
+    assert all(np.isfinite(row["train_loss"]) for row in fitted.net_.history)
+
+
 def test_epoch_cut_ends_every_epoch_early():
     clf = _classifier(max_epochs=3, early_stopping=False, callbacks=[_CutAfter(2)])
     history = clf.fit(IDS, IDS_Y).net_.history

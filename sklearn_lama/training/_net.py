@@ -29,6 +29,13 @@ __all__ = [
 ]
 
 
+def _detached(y_pred):
+    """``y_pred`` (a tensor or a tuple of tensors) without its autograd graph."""
+    if isinstance(y_pred, tuple):
+        return tuple(part.detach() for part in y_pred)
+    return y_pred.detach()
+
+
 class NetMixin:
     """What every skorch net of the package adds to skorch's: precision, devices, stopping.
 
@@ -75,17 +82,22 @@ class NetMixin:
 
     def train_step_single(self, batch, **fit_params):
         if self.scaler_ is None:
-            return super().train_step_single(batch, **fit_params)
-        # The scaled loss goes backward; gradients are unscaled before the
-        # callbacks see them (e.g. GradientNormClipping) and the step.
-        self.module_.train()
-        self.criterion_.train()
-        Xi, yi = batch
-        y_pred = self.infer(Xi, **fit_params)
-        loss = self.get_loss(y_pred, yi, X=Xi, training=True)
-        self.scaler_.scale(loss).backward()
-        self.scaler_.unscale_(self.optimizer_)
-        return {"loss": loss, "y_pred": y_pred}
+            step = super().train_step_single(batch, **fit_params)
+        else:
+            # The scaled loss goes backward; gradients are unscaled before the
+            # callbacks see them (e.g. GradientNormClipping) and the step.
+            self.module_.train()
+            self.criterion_.train()
+            Xi, yi = batch
+            y_pred = self.infer(Xi, **fit_params)
+            loss = self.get_loss(y_pred, yi, X=Xi, training=True)
+            self.scaler_.scale(loss).backward()
+            self.scaler_.unscale_(self.optimizer_)
+            step = {"loss": loss, "y_pred": y_pred}
+        # The train_acc score keeps every training batch's predictions until the
+        # epoch ends: detached, they no longer keep each batch's autograd graph
+        # (a node per operation, thousands per recurrence) alive with them.
+        return {**step, "y_pred": _detached(step["y_pred"])}
 
     def train_step(self, batch, **fit_params):
         if self.scaler_ is None:
