@@ -231,6 +231,7 @@ def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs,
     import numpy as np
 
     from ._data import head, load
+    from ._harness import peak_rss_mib
     from ._models import make
 
     X, y, X_test, y_test = load(corpus)
@@ -253,6 +254,7 @@ def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs,
             "accuracy": float(np.mean(predicted == y_test)),
             "predict_s": predict_s,
             "docs_per_s": len(X_test) / predict_s,
+            "peak_rss_mib": peak_rss_mib(),
         }
     emb, clf = estimator.named_steps["emb"], estimator.named_steps["clf"]
     start, cpu = time.perf_counter(), time.process_time()
@@ -261,6 +263,8 @@ def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs,
     fitted = fit_clocked(clf, Z, y)
     classifier_cpu_s = fitted.pop("classifier_cpu_s")
     predicted = predict_timed(emb, clf, X_test, y_test)
+    # Before the FLOP count and the profile, which fit again on a subset.
+    peak_rss = peak_rss_mib()
     gflops = _matmul_gflops()
     flops, flops_by_op = (
         _flops_per_token(clf, *_subset(Z, y, count_docs)) if count_docs else (None, {})
@@ -274,6 +278,7 @@ def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs,
         "fit_s": vectorizer_s + fitted["classifier_s"],
         "fit_cpu_s": vectorizer_cpu_s + classifier_cpu_s,
         "vectorizer_s": vectorizer_s,
+        "peak_rss_mib": peak_rss,
         "flops_per_token": flops,
         "flops_by_op": flops_by_op,
         "matmul_gflops": gflops,
@@ -359,7 +364,9 @@ def render_pipelines(payload):
         "1024 x 1024 float32 matrix product's rate over the counted FLOPs of a training token "
         "(forward and backward). Fit CPU s: the process's CPU seconds during the fit, "
         "steadier than wall time on a loaded machine (not recorded by runs before it "
-        "was added: n/a). Docs/s: the test split predicted from raw text."
+        "was added: n/a). Docs/s: the test split predicted from raw text. Peak MiB: the "
+        "cell process's peak resident memory from its start (the corpus read) through the "
+        "fit and the prediction (n/a in runs before it was recorded)."
     )
     if cfg["fasttext"] != "installed":
         rep.text(f"fastText: {cfg['fasttext']}.")
@@ -377,7 +384,7 @@ def render_pipelines(payload):
             + (f"{SHORT[ref['model']]} {sig(ref['fit_s'])} s" if ref else "none")
         )
         rep.table(
-            ["model", "accuracy", "fit s", "fit x", "fit CPU s", "docs/s"],
+            ["model", "accuracy", "fit s", "fit x", "fit CPU s", "docs/s", "peak MiB"],
             [
                 [
                     LABELS[r["model"]],
@@ -386,6 +393,7 @@ def render_pipelines(payload):
                     sig(r["fit_s"] / ref["fit_s"]) if ref else "n/a",
                     sig(r["fit_cpu_s"]) if "fit_cpu_s" in r else "n/a",
                     f"{r['docs_per_s']:,.0f}",
+                    f"{r['peak_rss_mib']:,.0f}" if "peak_rss_mib" in r else "n/a",
                 ]
                 for r in part
                 if "error" not in r
