@@ -73,6 +73,8 @@ def _speed_levers(model):
         ("batch", _batch(model, 8 * size)),
         ("batch", _batch(model, 4 * size, scale=False)),
         *([("patience", {"patience": 1})] if model == "duo" else []),
+        # FCSR keeps the most per token for its backward pass (the reliability page).
+        *([("tokens", {"max_batch_tokens": 8192})] if model == "fcsr" else []),
         ("tol", {"tol": 1e-3}),
         ("tol", {"tol": 3e-3}),
         ("tol", {"tol": 1e-2}),

@@ -7,12 +7,15 @@ from skorch.callbacks import LRScheduler
 from torch.optim.lr_scheduler import LambdaLR
 
 from ..modules import FCSRModule, fcsr_lr_lambda
-from ..training._batching import MAX_BATCH_TOKENS
 from ..training._parameters import INFERENCE_BATCH
 from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BaseSequenceClassifier
 from ._parameters import ADDITIONS_OFF
+
+# A quarter of the other models' budget: FCSR keeps the most per token for its
+# backward pass (chosen for memory, cross-validated: the Results page's "Fit cost").
+_MAX_BATCH_TOKENS = 8192
 
 __all__ = ["FCSRClassifier"]
 
@@ -233,7 +236,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         positive int asks for that many: 1 pins one core. A negative one
         counts from the given CPUs: -1 is all of them. See the user guide's
         "Scaling out" page.
-    max_batch_tokens : int, default=32768
+    max_batch_tokens : int, default=8192
         Budget of padded tokens (documents x longest length) of every batch,
         in training and inference; a longer document is a batch of its own.
         Memory grows linearly with it (the reliability page gives each
@@ -367,7 +370,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         device="cpu",
         precision="32",
         torch_threads=None,
-        max_batch_tokens=MAX_BATCH_TOKENS,
+        max_batch_tokens=_MAX_BATCH_TOKENS,
         inference_batch_size=INFERENCE_BATCH,
         verbose=0,
         random_state=None,
