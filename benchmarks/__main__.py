@@ -61,7 +61,7 @@ def _measure(name, args, out_dir):
     meta = stamp(args.size, args.threads)
     start = time.perf_counter()
     cfg = dict(part.SIZES[args.size])
-    for option in ("jobs", "reuse", "grid", "section"):
+    for option in ("jobs", "reuse", "grid", "section", "precision"):
         if getattr(args, option):
             cfg[option] = getattr(args, option)
     if args.model:
@@ -159,12 +159,20 @@ def parser():
     )
     p.add_argument(
         "--section",
-        choices=list(cost.SECTIONS),
+        choices=[*cost.SECTIONS, *gpu.SECTIONS],
         default=None,
         help="cost: pipelines (default: where each default pipeline's fit and prediction "
         "time goes), corpus-size (fit against the corpus's size), doc-length (fit per token "
         "against the documents' length), paper-length (a training step against the length, "
-        "LAMA, FCSR vs a Transformer, LAMA paper §5.2)",
+        "LAMA, FCSR vs a Transformer, LAMA paper §5.2); gpu: device (default: the tests and "
+        "the pipelines on the GPU), cores (the pipelines' CPU fits on 1, 2, 4, ... threads)",
+    )
+    p.add_argument(
+        "--precision",
+        action="append",
+        default=None,
+        choices=list(gpu.PRECISIONS),
+        help="gpu: only these precisions of the classifiers on the device; repeatable",
     )
     p.add_argument(
         "--grid",

@@ -1179,6 +1179,8 @@ STEMS = (NAME, SIZE_NAME, PAPER_NAME)
 def run(cfg, threads, corpora, log):
     """Run the section ``cfg["section"]`` (default: pipelines) at its size in ``cfg["sizes"]``."""
     section = cfg.get("section") or "pipelines"
+    if section not in SECTIONS:
+        raise SystemExit(f"cost has no section {section!r}: one of {', '.join(SECTIONS)}")
     sized = dict(cfg["sizes"][section])
     if "models" in cfg:
         sized["models"] = cfg["models"]

@@ -14,10 +14,20 @@ Two sections, each cell in its own process:
   torch thread per process: the same pipelines in float32 and tuned fastText
   (``cost``'s cell), the yardsticks of the epoch speed-up and of the fit.
 
+The tests run first, alone, so that the timings have the GPU to themselves.
+``--precision`` keeps the precisions named; a long corpus (``r8-long``) has
+no CPU yardstick here (its reference is the ``cost`` run on it).
+
 Without CUDA the classifiers run on the CPU in the precisions it has, which
 checks the part, not a GPU.
+
+The ``cores`` section (``--section cores``) times the default pipelines and
+tuned fastText on the CPU alone, each fit in its own process on 1, 2, 4, ...
+threads up to the cores the machine gives (the device machine's host has 16),
+one fit at a time: the curve of a fit against the cores given.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -27,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._data import corpus_name
+from ._data import LONG, corpus_name
 from ._env import ROOT, usable_cores
 from ._harness import run_cell, run_cells
 from ._models import OURS, SHORT, fasttext_status
@@ -39,7 +49,13 @@ SIZES = {
     "quick": {"train_limit": 600, "test_limit": 300, "overrides": {"max_epochs": 2}},
     "full": {"train_limit": None, "test_limit": None, "overrides": {}},
 }
+# Seconds a pipeline's cell may run on the device, and the tests and checks, before
+# they are stopped and reported so (a long corpus's target is a fit within a minute).
+CELL_TIMEOUT_S = 120
+TESTS_TIMEOUT_S = 240
 DEFAULT_CORPORA = ["mr", "r8"]
+CORES_CORPORA = ["mr"]
+SECTIONS = ("device", "cores")
 # The test files with CUDA tests (skipped without CUDA).
 CUDA_TEST_FILES = (
     "tests/test_classifiers.py",
@@ -59,7 +75,7 @@ def pytest_summary(text):
     return {}
 
 
-def run_pytest(timeout_s=600):
+def run_pytest(timeout_s=TESTS_TIMEOUT_S):
     """pytest ``-k cuda`` over :data:`CUDA_TEST_FILES`: counts, failures and exit status."""
     files = [f for f in CUDA_TEST_FILES if os.path.exists(os.path.join(ROOT, f))]
     cmd = [sys.executable, "-m", "pytest", "-q", "-rfE", "-k", "cuda", *files]
@@ -141,30 +157,57 @@ def _device():
     return "cpu", {"gpu": "none: the classifiers ran on the CPU"}
 
 
-def run(cfg, threads, corpora, log):
-    corpora = corpora or DEFAULT_CORPORA
-    models = cfg.get("models") or list(OURS)
-    device, facts = _device()
-    precisions = [p for p in PRECISIONS if device == "cuda" or p != "16-mixed"]
+def _cpu_cells(corpora, models, threads, cfg):
+    """``cost``'s cells of ``models`` and tuned fastText on ``threads`` CPU threads, no profile."""
     limits = {k: cfg[k] for k in ("train_limit", "test_limit")}
-    yardstick = [
-        dict(corpus=c, model=m, threads=1, overrides=cfg["overrides"], **limits)
+    return [
+        dict(
+            corpus=c,
+            model=m,
+            threads=threads,
+            overrides=cfg["overrides"],
+            count_docs=0,
+            profile_docs=0,
+            **limits,
+        )
         for c in corpora
         for m in [*models, *(["fasttext"] if not fasttext_status() else [])]
     ]
-    yardstick = [dict(k, count_docs=0, profile_docs=0) for k in yardstick]
+
+
+def run(cfg, threads, corpora, log):
+    if cfg.get("section") == "cores":
+        return run_cores(cfg, corpora, log)
+    if cfg.get("section") not in (None, "device"):
+        raise SystemExit(f"gpu has no section {cfg['section']!r}: one of {', '.join(SECTIONS)}")
+    corpora = corpora or DEFAULT_CORPORA
+    models = cfg.get("models") or list(OURS)
+    device, facts = _device()
+    precisions = cfg.get("precision") or [
+        p for p in PRECISIONS if device == "cuda" or p != "16-mixed"
+    ]
+    limits = {k: cfg[k] for k in ("train_limit", "test_limit")}
+    short = [c for c in corpora if corpus_name(c) not in LONG]
+    yardstick = _cpu_cells(short, models, 1, cfg)
     with ThreadPoolExecutor(2 + len(models)) as pool:
+        tests = pool.submit(run_pytest)
+        checks = {
+            m: pool.submit(
+                run_cell,
+                "benchmarks.gpu:checks_cell",
+                threads,
+                dict(model=m, device=device),
+                TESTS_TIMEOUT_S,
+            )
+            for m in models
+        }
+        checked = {m: f.result() for m, f in checks.items()}
+        pytest = tests.result()
+        log(f"pytest -k cuda: {pytest['counts']}")
         # The CPU yardstick runs beside the GPU work, on the cores the GPU's cells leave.
         cpu = pool.submit(
             run_cells, "benchmarks.cost:cell", 1, yardstick, max(1, usable_cores() - 2)
         )
-        tests = pool.submit(run_pytest)
-        checks = {
-            m: pool.submit(
-                run_cell, "benchmarks.gpu:checks_cell", threads, dict(model=m, device=device)
-            )
-            for m in models
-        }
         gpu = []
         for corpus in corpora:
             for model in models:
@@ -173,21 +216,21 @@ def run(cfg, threads, corpora, log):
                     "benchmarks.gpu:pipeline_cell",
                     threads,
                     dict(kwargs, overrides=cfg["overrides"], **limits),
+                    CELL_TIMEOUT_S,
                 )
-                gpu += [
+                rows = [
                     dict(
                         row,
                         corpus=corpus_name(corpus),
                         model=model,
-                        vectorizer_s=r["vectorizer_s"],
+                        vectorizer_s=r.get("vectorizer_s"),
                     )
                     for row in r.get("rows", [{"error": r.get("error")}])
                 ]
-                epochs = [row.get("epoch_s", row.get("error")) for row in r.get("rows", [])]
-                log(f"{corpus} {model}: seconds per epoch {epochs}")
-        checked = {m: f.result() for m, f in checks.items()}
-        pytest = tests.result()
-        log(f"pytest -k cuda: {pytest['counts']}")
+                gpu += rows
+                for row in rows:
+                    keys = ("precision", "accuracy", "fit_s", "epochs", "epoch_s", "error")
+                    log(f"{corpus} {model}: " + json.dumps({k: row.get(k) for k in keys}))
         cpu_rows = [
             dict(r, corpus=corpus_name(k["corpus"]), model=k["model"])
             for k, r in zip(yardstick, cpu.result())
@@ -203,8 +246,82 @@ def run(cfg, threads, corpora, log):
     }
 
 
+def run_cores(cfg, corpora, log):
+    """The ``cores`` section: each pipeline's fit on 1, 2, 4, ... CPU threads, one at a time."""
+    corpora = corpora or CORES_CORPORA
+    models = cfg.get("models") or list(OURS)
+    counts = [n for n in (1, 2, 4, 8, 16, 32, 64) if n <= usable_cores()]
+    rows = []
+    for n in counts:
+        cells = _cpu_cells(corpora, models, n, cfg)
+        for kwargs in cells:
+            r = run_cell("benchmarks.cost:cell", n, kwargs)
+            rows.append(
+                dict(r, corpus=corpus_name(kwargs["corpus"]), model=kwargs["model"], threads=n)
+            )
+            log(f"{kwargs['corpus']} {kwargs['model']} {n} threads: fit {r.get('fit_s', r)}")
+    return {
+        "name": NAME + "-cores",
+        "config": {**cfg, "corpora": corpora, "models": models, "threads": counts},
+        "rows": rows,
+    }
+
+
+def render_cores(payload):
+    """The report and plot of a :func:`run_cores` result."""
+    rep = Report(payload["name"], "A fit against the CPU cores given")
+    rep.text(
+        "Each default pipeline and tuned fastText fitted in its own process on the CPU alone, "
+        "with the number of torch (fastText) threads given, one fit at a time on the otherwise "
+        "idle machine. Speed-up: the fit on one thread over this one; epoch s: seconds per "
+        "classifier epoch."
+    )
+    ok = [r for r in payload["rows"] if "error" not in r]
+    one = {(r["corpus"], r["model"]): r for r in ok if r["threads"] == 1}
+    for corpus in dict.fromkeys(r["corpus"] for r in payload["rows"]):
+        rep.text(f"**{corpus}**")
+        rep.table(
+            ["model", "threads", "accuracy", "fit s", "speed-up", "epoch s"],
+            [
+                [
+                    SHORT[r["model"]],
+                    r["threads"],
+                    f"{r['accuracy']:.4f}",
+                    sig(r["fit_s"]),
+                    sig(one[corpus, r["model"]]["fit_s"] / r["fit_s"])
+                    if (corpus, r["model"]) in one
+                    else "n/a",
+                    sig(r["epoch_s"]) if r.get("epoch_s") else "",
+                ]
+                for r in ok
+                if r["corpus"] == corpus
+            ],
+        )
+
+    def plot(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        for (corpus, model), base in one.items():
+            mine = [r for r in ok if (r["corpus"], r["model"]) == (corpus, model)]
+            ax.plot(
+                [r["threads"] for r in mine],
+                [base["fit_s"] / r["fit_s"] for r in mine],
+                marker="o",
+                label=f"{SHORT[model]} ({corpus})",
+            )
+        counts = payload["config"]["threads"]
+        ax.plot(counts, counts, color="grey", linestyle=":", label="linear")
+        ax.set(xscale="log", yscale="log", xlabel="threads", ylabel="fit speed-up over 1 thread")
+        ax.set_xticks(counts, [str(n) for n in counts])
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+
+    return rep, plot
+
+
 def render(payload):
     """The report and plot of a :func:`run` result (also of one read back from JSON)."""
+    if payload["name"].startswith(NAME + "-cores"):
+        return render_cores(payload)
     rep = Report(payload["name"], f"On a GPU ({payload['device']['gpu']})")
     rep.text(
         "The CUDA tests and scikit-learn's estimator checks on the device; then each "

@@ -1,5 +1,7 @@
 """precision: bfloat16 autocast on the CPU, float16 refused there, CUDA when present."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -103,3 +105,14 @@ def test_lama_recurrences_run_in_float32_under_every_precision_on_cuda(ids, prec
     clf.predict_proba(X)
     hook.remove()
     assert seen and set(seen) == {torch.float32}
+
+
+@cuda
+def test_lama_fits_and_predicts_on_cuda_without_warnings(ids):
+    # The fused recurrence's weights are assembled at every call: cuDNN copies them
+    # into its buffer and would warn (suggesting flatten_parameters) at every call.
+    X, y = ids
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = make_classifier("lama", max_epochs=2, device="cuda").fit(X, y)
+        clf.predict_proba(X)

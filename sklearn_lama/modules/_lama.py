@@ -4,6 +4,8 @@ Equation numbers refer to S. Mehta, H. Rangwala and N. Ramakrishnan, "Compact Mu
 Self-Attention for Learning Supervised Text Representations" (§3).
 """
 
+import warnings
+
 import torch
 from torch import nn
 
@@ -14,6 +16,8 @@ __all__ = ["BiGRUEncoder", "LAMAAttention", "LAMAModule"]
 _L2_EPS = 1e-6
 # The parameters of a one-layer nn.GRU, in the order torch.gru takes them.
 _GRU_WEIGHTS = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
+# The start of the warning cuDNN gives for weights it must copy into its own buffer.
+_CUDNN_COPY_WARNING = "RNN module weights are not part of single contiguous chunk"
 
 
 class BiGRUEncoder(nn.Module):
@@ -108,10 +112,12 @@ class BiGRUEncoder(nn.Module):
         CUDA's autocast runs cuDNN's recurrences in float16 whatever its dtype (under
         ``precision="bf16"`` too, where no loss scaling guards float16's range), while the
         CPU's leaves them in float32: kept in float32, a precision means the same model on
-        every device.
+        every device. cuDNN warns of weights outside one contiguous buffer on every call
+        (it copies them in): these are assembled anew at every call by design.
         """
         if x.device.type == "cuda":
-            with torch.autocast("cuda", enabled=False):
+            with torch.autocast("cuda", enabled=False), warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=_CUDNN_COPY_WARNING)
                 return self._run(x.float())
         return self._run(x)
 
