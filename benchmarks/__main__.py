@@ -67,6 +67,8 @@ def _measure(name, args, out_dir):
     if args.model:
         cfg["models"] = args.model
     payload = part.run(cfg, args.threads, args.corpus, lambda msg: print("  " + msg, flush=True))
+    if "device" in payload:  # a part that ran its cells on a device (gpu) names it
+        meta["machine"]["device"] = payload["device"]["device"]
     meta.update(
         wall_s=time.perf_counter() - start,
         loadavg_end=round(os.getloadavg()[0], 2),
