@@ -48,3 +48,51 @@ def test_report_divides_the_cpu_epoch_by_the_gpu_epoch_and_the_fit_by_fasttexts(
     assert row["epoch x CPU"] == "20.0"  # 10 s / 0.5 s
     assert row["fit x"] == "3.00"  # 12 s / 4 s
     assert rows[1][2].startswith("failed")
+
+
+def test_cores_report_divides_each_fit_by_its_one_thread_fit():
+    def fit(model, threads, fit_s):
+        return {
+            "corpus": "mr",
+            "model": model,
+            "threads": threads,
+            "accuracy": 0.7,
+            "fit_s": fit_s,
+            "epoch_s": fit_s / 4,
+        }
+
+    payload = {
+        "name": "gpu-cores",
+        "config": {"threads": [1, 2, 4]},
+        "rows": [
+            fit("lama", 1, 12.0),
+            fit("lama", 2, 8.0),
+            {"corpus": "mr", "model": "lama", "threads": 4, "error": "E"},
+            fit("fasttext", 1, 2.0),
+            fit("fasttext", 4, 0.5),
+        ],
+    }
+    rep, plot = gpu.render(payload)
+    (table,) = [b for b in rep.blocks if b[0] == "table"]
+    rows = {(r[0], str(r[1])): dict(zip(table[1], r)) for r in table[2]}
+    assert rows["LAMA", "2"]["speed-up"] == "1.50"  # 12 s / 8 s
+    assert rows["fastText", "4"]["speed-up"] == "4.00"
+    assert ("LAMA", "4") not in rows  # a failed cell has no speed-up
+
+
+def test_cores_section_runs_one_cell_per_model_and_thread_count(monkeypatch):
+    calls = []
+
+    def run_cell(target, threads, kwargs, timeout=None):
+        calls.append((kwargs["model"], threads, kwargs["threads"], kwargs["profile_docs"]))
+        return {"fit_s": 1.0}
+
+    monkeypatch.setattr(gpu, "run_cell", run_cell)
+    monkeypatch.setattr(gpu, "usable_cores", lambda: 5)
+    monkeypatch.setattr(gpu, "fasttext_status", lambda: None)
+    payload = gpu.run(
+        dict(gpu.SIZES["quick"], section="cores", models=["duo"]), 1, None, lambda m: None
+    )
+    assert payload["config"]["threads"] == [1, 2, 4]
+    assert calls == [(m, n, n, 0) for n in (1, 2, 4) for m in ("duo", "fasttext")]
+    assert {r["corpus"] for r in payload["rows"]} == {"mr"}

@@ -69,18 +69,11 @@ def test_every_committed_result_is_a_parts_json_rst_or_png_and_no_log():
         assert os.path.exists(path[: -len(".rst")] + ".json"), path
 
 
-# Written by the GPU script before the part moved onto the shared harness (its
-# section of the docs says so); the current part renders its own layout.
-EARLIER_LAYOUT = {"gpu"}
-
-
 @pytest.mark.parametrize(
     "path", sorted(glob.glob(os.path.join(RESULTS, "*.json"))), ids=os.path.basename
 )
 def test_every_committed_result_renders_with_its_part(path):
     stem = os.path.basename(path)[: -len(".json")]
-    if stem in EARLIER_LAYOUT:
-        pytest.skip("an earlier layout of the part's results")
     with open(path) as fh:
         payload = json.load(fh)
     payload.pop("meta")
