@@ -9,6 +9,7 @@ import pytest
 import torch
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import Pipeline
+from skorch.callbacks import Callback, ProgressBar
 
 from sklearn_lama import Word2VecVectorizer
 
@@ -139,7 +140,26 @@ def test_verbose_prints_progress_per_epoch(kind, toy_corpus, capsys):
     printed = capsys.readouterr()
     for column in ("epoch", "train_loss", "train_acc", "valid_loss", "valid_acc"):
         assert column in printed.out
-    assert "it/s" in printed.err  # the progress bar
+    assert "sample/s" in printed.err  # the progress bar
+
+
+class _ProgressAtEpochEnd(Callback):
+    """Records the progress bar's count and total when each epoch ends (before it closes)."""
+
+    def on_epoch_end(self, net, **kwargs):
+        bar = next(cb for _, cb in net.callbacks_ if isinstance(cb, ProgressBar)).pbar_
+        self.seen_ = [*getattr(self, "seen_", []), (bar.n, bar.total)]
+
+
+def test_progress_counts_every_sample_whatever_the_batches(kind, toy_corpus):
+    # A small token budget cuts the batches smaller than batch_size: the bar still
+    # ends each epoch at its total, the documents of the training and validation sets.
+    texts, labels = toy_corpus
+    progress = _ProgressAtEpochEnd()
+    make_pipeline(
+        kind, max_epochs=2, verbose=1, max_batch_tokens=64, callbacks=[progress]
+    ).fit(texts, labels)
+    assert progress.seen_ == [(len(texts), len(texts))] * 2
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="tests the error raised without CUDA")

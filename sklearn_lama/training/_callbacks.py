@@ -9,12 +9,15 @@ import numpy as np
 import torch
 from skorch.callbacks import Callback, Checkpoint, EarlyStopping, ProgressBar
 from torch.optim.swa_utils import get_ema_multi_avg_fn
+from tqdm import tqdm
+from tqdm.notebook import tqdm as notebook_tqdm
 
 from ..utils._persistence import check_writable
 
 __all__ = [
     "EpochCut",
     "LowestLossStopping",
+    "SampleProgressBar",
     "TimeBudget",
     "WeightAveraging",
     "WeightsCheckpoint",
@@ -95,6 +98,28 @@ class TimeBudget(EpochCut):
     def on_epoch_end(self, net, **kwargs):
         if self.exhausted_:
             raise KeyboardInterrupt
+
+
+class SampleProgressBar(ProgressBar):
+    """skorch's progress bar over an epoch, counting its samples rather than its batches.
+
+    A batch holds as many documents as the token budget allows
+    (:class:`~._batching.BatchBudget`), so an epoch's number of batches is
+    known only once its shuffled batches are drawn, while skorch's bar
+    counts ``len(dataset) / batch_size`` of them. The samples (documents, or
+    sentence pairs) of the training and validation sets are known when the
+    epoch begins: the bar's total is their sum, and each batch advances it
+    by the samples it holds (the length of its targets).
+    """
+
+    def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        total = sum(len(data) for data in (dataset_train, dataset_valid) if data is not None)
+        bar = notebook_tqdm if self._use_notebook() else tqdm
+        self.pbar_ = bar(total=total, leave=False, unit="sample")
+
+    def on_batch_end(self, net, batch=None, **kwargs):
+        self.pbar_.set_postfix(self._get_postfix_dict(net), refresh=False)
+        self.pbar_.update(len(batch[1]))
 
 
 class LowestLossStopping(EarlyStopping):
@@ -315,7 +340,7 @@ def build_callbacks(config, split, checkpoint, save, extra, averaging=0.0, spent
     sink = print if config.verbose else _silent
     callbacks = list(config.callbacks or [])
     if config.verbose:
-        callbacks.append(ProgressBar())
+        callbacks.append(SampleProgressBar())
     if averaging:
         # Before the checkpoint and early stopping, which must see the average.
         callbacks.append(WeightAveraging(averaging))
