@@ -156,9 +156,8 @@ def test_progress_counts_every_sample_whatever_the_batches(kind, toy_corpus):
     # ends each epoch at its total, the documents of the training and validation sets.
     texts, labels = toy_corpus
     progress = _ProgressAtEpochEnd()
-    make_pipeline(
-        kind, max_epochs=2, verbose=1, max_batch_tokens=64, callbacks=[progress]
-    ).fit(texts, labels)
+    model = make_pipeline(kind, max_epochs=2, verbose=1, max_batch_tokens=64, callbacks=[progress])
+    model.fit(texts, labels)
     assert progress.seen_ == [(len(texts), len(texts))] * 2
 
 
