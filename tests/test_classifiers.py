@@ -7,11 +7,13 @@ import joblib
 import numpy as np
 import pytest
 import torch
+import tqdm.notebook
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import Pipeline
 from skorch.callbacks import Callback, ProgressBar
 
 from sklearn_lama import Word2VecVectorizer
+from sklearn_lama.training._callbacks import SampleProgressBar
 
 from .conftest import CLASSIFIERS, make_classifier, make_pipeline, probability_bound
 
@@ -159,6 +161,15 @@ def test_progress_counts_every_sample_whatever_the_batches(kind, toy_corpus):
     model = make_pipeline(kind, max_epochs=2, verbose=1, max_batch_tokens=64, callbacks=[progress])
     model.fit(texts, labels)
     assert progress.seen_ == [(len(texts), len(texts))] * 2
+
+
+def test_progress_in_a_notebook_without_widgets_is_the_text_bar(toy_corpus, monkeypatch, capsys):
+    # tqdm's notebook bar raises without ipywidgets: a verbose fit must not.
+    monkeypatch.setattr(SampleProgressBar, "_use_notebook", lambda self: True)
+    monkeypatch.setattr(tqdm.notebook, "IProgress", None)
+    texts, labels = toy_corpus
+    make_pipeline("duo", max_epochs=1, verbose=1).fit(texts, labels)
+    assert "sample/s" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="tests the error raised without CUDA")

@@ -10,7 +10,6 @@ import torch
 from skorch.callbacks import Callback, Checkpoint, EarlyStopping, ProgressBar
 from torch.optim.swa_utils import get_ema_multi_avg_fn
 from tqdm import tqdm
-from tqdm.notebook import tqdm as notebook_tqdm
 
 from ..utils._persistence import check_writable
 
@@ -114,7 +113,14 @@ class SampleProgressBar(ProgressBar):
 
     def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
         total = sum(len(data) for data in (dataset_train, dataset_valid) if data is not None)
-        bar = notebook_tqdm if self._use_notebook() else tqdm
+        bar = tqdm
+        if self._use_notebook():
+            # Imported here, as it imports IPython; without ipywidgets it cannot draw
+            # (it raises), and the text bar stands in.
+            from tqdm import notebook
+
+            if notebook.IProgress is not None:
+                bar = notebook.tqdm
         self.pbar_ = bar(total=total, leave=False, unit="sample")
 
     def on_batch_end(self, net, batch=None, **kwargs):
