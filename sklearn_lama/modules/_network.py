@@ -57,7 +57,8 @@ def document_folds(ids, lengths, folds):
     tensor([3, 2])
     """
     documents = torch.arange(len(lengths), device=ids.device)
-    owner = torch.repeat_interleave(documents, lengths)
+    # The output's size given: on a GPU, torch would otherwise wait for the device to sum it.
+    owner = torch.repeat_interleave(documents, lengths, output_size=len(ids))
     starts = torch.cumsum(lengths, 0) - lengths
     positions = torch.arange(len(ids), device=ids.device) - starts[owner] + 1
     hashes = torch.zeros(len(lengths), dtype=torch.int64, device=ids.device)
