@@ -9,6 +9,7 @@ same-results check between two versions: ``python -m benchmarks equivalence
 """
 
 import argparse
+import ast
 import glob
 import json
 import os
@@ -66,6 +67,8 @@ def _measure(name, args, out_dir):
             cfg[option] = getattr(args, option)
     if args.model:
         cfg["models"] = args.model
+    if args.set:
+        cfg["overrides"] = {**cfg.get("overrides", {}), **dict(args.set)}
     payload = part.run(cfg, args.threads, args.corpus, lambda msg: print("  " + msg, flush=True))
     if "device" in payload:  # a part that ran its cells on a device (gpu) names it
         meta["machine"]["device"] = payload["device"]["device"]
@@ -120,6 +123,17 @@ def _join(names, dirs, out_dir):
         command="python -m benchmarks " + " ".join(sys.argv[1:]),
     )
     _write(part, meta, part.join(payloads), out_dir)
+
+
+def _setting(text):
+    """``NAME=VALUE`` of ``--set`` as ``(name, value)``: a Python literal, else the text."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE (e.g. tol=0.001)")
+    try:
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return name, value
 
 
 def parser():
@@ -182,6 +196,16 @@ def parser():
         default=None,
         help="select: the candidates (default: defaults; pretrained: on GloVe 6B 50d; "
         "speed: cheaper training settings)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        type=_setting,
+        default=None,
+        metavar="NAME=VALUE",
+        help="accuracy, cost (pipelines, corpus-size), explain, gpu, select: a parameter of our "
+        "classifiers in every pipeline measured, over the size's settings (e.g. "
+        "max_batch_tokens=4096; the value a Python literal, else a string); repeatable",
     )
     p.add_argument(
         "--out-dir",

@@ -1184,6 +1184,10 @@ def run(cfg, threads, corpora, log):
     sized = dict(cfg["sizes"][section])
     if "models" in cfg:
         sized["models"] = cfg["models"]
+    if "overrides" in cfg:
+        if "overrides" not in sized:
+            raise SystemExit(f"cost's section {section!r} takes no classifier parameters (--set)")
+        sized["overrides"] = {**sized["overrides"], **cfg["overrides"]}
     return SECTIONS[section](sized, threads, corpora, log)
 
 
