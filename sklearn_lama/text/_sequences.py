@@ -146,6 +146,16 @@ class TokenSequences:
         """``(n_documents, 1 + n_side)``: the documents' column, then the side features."""
         return (len(self.offsets) - 1, 1 + self.n_side)
 
+    @property
+    def size(self):
+        """``n_documents * (1 + n_side)``: the number of cells, as numpy counts them.
+
+        scikit-learn's :class:`~sklearn.compose.ColumnTransformer` reads it of
+        every dense output to decide whether to stack sparsely (releases 1.6
+        and 1.7 before any ``sparse_threshold`` test).
+        """
+        return self.shape[0] * self.shape[1]
+
     ndim = 2
 
     def __len__(self):

@@ -5,9 +5,9 @@
 used, unchanged since 1.3, by its own estimators and by third-party libraries (imbalanced-learn
 vendors ``_param_validation``). The package keeps importing them rather than
 copying about 900 lines, and states the supported range instead of a blind
-pin: ``tox -e sklearn-oldest,sklearn-newest`` runs the suite on scikit-learn
-1.6 and on the newest release. A scikit-learn release that moves one of them
-breaks this module only.
+pin: CI (and ``tox -e py3,floors``) runs the suite on scikit-learn 1.6.1, the
+floor of setup.py, and on the newest release. A scikit-learn release that
+moves one of them breaks this module only.
 """
 
 from sklearn.base import _fit_context

@@ -83,7 +83,9 @@ def skops_trusted_types():
     :class:`Word2VecVectorizer`, :class:`MetaEmbeddingTransformer` and
     :class:`DuoTranslator`. A parameter that holds code (``callbacks``, a
     callable ``tokenizer``) adds its own types, which ``skops.io.dump``
-    writes only where it can and ``skops.io.get_untrusted_types`` lists.
+    writes only where it can and ``skops.io.get_untrusted_types`` lists, as
+    it lists scikit-learn's own types that skops does not know (scikit-learn
+    1.6's ``ColumnTransformer`` holds a ``_RemainderColsList``).
 
     Returns
     -------
