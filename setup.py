@@ -27,17 +27,17 @@ setup(
     python_requires=">=3.10",
     # The floors are the releases CI's floor job tests (.ci/floors.txt pins each one).
     install_requires=[
-        "numpy>=1.25.2",
+        "numpy>=1.26.4",
         "scipy>=1.10.1",
         "scikit-learn>=1.6.1",
         "joblib>=1.3.0",
         # 2.4: Adam's fused CPU kernel.
         "torch>=2.4.0",
-        "skorch>=1.0.0",
+        "skorch>=1.2.0",
         "gensim>=4.3.0",
         "tqdm>=4.60.0",
         # save_weights/load_weights: the tensor format that runs no code when read.
-        "safetensors>=0.4.0",
+        "safetensors>=0.4.4",
     ],
     extras_require={
         "plot": ["matplotlib>=3.5"],

@@ -254,6 +254,12 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
                     dtype=np.float64,
                     ensure_non_negative=True,
                 )
+                # scikit-learn refuses all-zero weights from 1.7 on; 1.6 leaves it to us.
+                if not sample_weight.any():
+                    raise ValueError(
+                        "sample_weight must give at least one document a non-zero weight; "
+                        "got all zeros."
+                    )
             previous = None
             if resume:
                 if classes is not None and not self.target_encoder_.same_classes(classes):
