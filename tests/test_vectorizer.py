@@ -12,6 +12,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from sklearn_lama import TokenSequences, Word2VecVectorizer
+from tests._tolerances import Exact, assert_differ, assert_identical
 
 
 def _mean_vector(sequences):
@@ -72,9 +73,9 @@ def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path, a
     params = {"pretrained": None, "vector_size": 8, "min_count": 2, "algorithm": algorithm}
     vec = Word2VecVectorizer(random_state=3, **params).fit(texts)
     again = Word2VecVectorizer(random_state=3, **params).fit(texts)
-    np.testing.assert_array_equal(vec.embedding_, again.embedding_)
+    assert_identical(vec.embedding_, again.embedding_, why=Exact.SAME_CALL)
     other = Word2VecVectorizer(random_state=4, **params).fit(texts)
-    assert not np.array_equal(vec.embedding_, other.embedding_)
+    assert_differ(vec.embedding_, other.embedding_)
 
     # A different hash seed in a fresh interpreter must not change the vectors.
     corpus = tmp_path / "corpus.txt"
@@ -89,7 +90,7 @@ def test_same_random_state_same_vectors_across_processes(toy_corpus, tmp_path, a
     out = tmp_path / "emb.npy"
     env = dict(os.environ, PYTHONHASHSEED="12345")
     subprocess.run([sys.executable, "-c", code, str(corpus), str(out)], check=True, env=env)
-    np.testing.assert_array_equal(np.load(out), vec.embedding_)
+    assert_identical(np.load(out), vec.embedding_, why=Exact.SAME_CALL)
 
 
 def test_clone_pickle_roundtrip(toy_corpus):
@@ -99,8 +100,8 @@ def test_clone_pickle_roundtrip(toy_corpus):
     vec.fit(texts)
     loaded = pickle.loads(pickle.dumps(vec))
     a, b = vec.transform(texts), loaded.transform(texts)
-    np.testing.assert_array_equal(a.ids, b.ids)
-    np.testing.assert_array_equal(a.tables[0], b.tables[0])
+    assert_identical(a.ids, b.ids, why=Exact.DISCRETE)
+    assert_identical(a.tables[0], b.tables[0], why=Exact.COPY)
     assert a.vocabulary_id == b.vocabulary_id
 
 
@@ -203,7 +204,7 @@ def test_accepts_numpy_array_and_generator(toy_corpus):
     vec = Word2VecVectorizer(pretrained=None, vector_size=4, min_count=1, random_state=0)
     a = vec.fit(np.array(texts, dtype=object)).transform(np.array(texts))
     b = vec.fit(t for t in texts).transform(iter(texts))
-    np.testing.assert_array_equal(a.ids, b.ids)
+    assert_identical(a.ids, b.ids, why=Exact.DISCRETE)
 
 
 @pytest.mark.parametrize(
@@ -234,7 +235,7 @@ def test_token_sequences_indexing():
     assert seqs[-1].lengths.tolist() == [4]
     assert seqs[np.array([0, 2]), ...].tables[0] is table
     restored = pickle.loads(pickle.dumps(seqs))
-    np.testing.assert_array_equal(restored.ids, seqs.ids)
+    assert_identical(restored.ids, seqs.ids, why=Exact.DISCRETE)
     with pytest.raises(ValueError, match="Token ids must lie in"):
         TokenSequences([7], [0, 1], (table,), "v")
     with pytest.raises(ValueError, match="share one vocabulary"):
@@ -320,3 +321,24 @@ def test_fasttext_algorithm(toy_corpus):
     assert similarity(fast, "terrrible", "terrible") > similarity(
         word2vec, "terrrible", "terrible"
     )
+
+
+def test_set_output_keeps_token_sequences_and_refuses_an_unknown_request(toy_corpus):
+    # ColumnTransformer.set_output and Pipeline.set_output pass their request on.
+    from sklearn.compose import ColumnTransformer
+
+    from sklearn_lama import MetaEmbeddingTransformer
+
+    texts, _ = toy_corpus
+    for transformer in (Word2VecVectorizer(), MetaEmbeddingTransformer([])):
+        for request in (None, "default", "pandas", "polars"):
+            assert transformer.set_output(transform=request) is transformer
+        with pytest.raises(ValueError, match="transform must be .*, got 'pandsa'"):
+            transformer.set_output(transform="pandsa")
+    vec = Word2VecVectorizer(pretrained=None, vector_size=4, epochs=1, random_state=0)
+    columns = ColumnTransformer([("text", vec, 0)]).set_output(transform="default")
+    assert isinstance(columns.fit_transform(np.asarray(texts, object)[:, None]), TokenSequences)
+    with pytest.raises(ValueError, match="transform must be"):
+        columns.set_output(transform="pandsa")
+    pipe = Pipeline([("vec", vec)]).set_output(transform="pandas")
+    assert isinstance(pipe.fit_transform(texts), TokenSequences)

@@ -14,7 +14,7 @@ from ..utils._persistence import register
 from ..utils._sklearn_compat import _BaseComposition, _fit_context
 from ..utils._state import PortableState
 from ._sequences import N_RESERVED, OOV_ID
-from ._text import build_batch_tokenizer, check_documents, iter_token_lists
+from ._text import build_list_analyzer, check_documents, iter_token_lists
 from ._vectorizer import TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin, progress_sink
 
 __all__ = ["MetaEmbeddingTransformer"]
@@ -221,7 +221,7 @@ class MetaEmbeddingTransformer(
         documents = check_documents(raw_documents, self.encoding, "raw_documents")
         if not documents:
             raise ValueError("raw_documents is empty: fit needs at least one document.")
-        split = build_batch_tokenizer(self)
+        split = build_list_analyzer(self)
         counts = Counter(chain.from_iterable(iter_token_lists(documents, split)))
         words = sorted(
             (w for w, c in counts.items() if c >= self.min_count), key=lambda w: (-counts[w], w)

@@ -128,12 +128,13 @@ def build_analyzer(transformer):
 BATCH_DOCUMENTS = 1024
 
 
-def build_batch_tokenizer(transformer):
+def build_list_analyzer(transformer):
     """Return the function mapping a list of documents to the list of their tokens.
 
-    :func:`build_analyzer`'s function applied to each document: the one
-    tokenisation of the text transformers, which read documents in batches
-    (:func:`iter_token_lists`, :func:`encode_documents`).
+    :func:`build_analyzer`'s function applied to each document of the list:
+    the one tokenisation of the text transformers, which read documents in
+    lists of :data:`BATCH_DOCUMENTS` (:func:`iter_token_lists`,
+    :func:`encode_documents`).
     """
     analyze = build_analyzer(transformer)
 
@@ -153,7 +154,7 @@ def _batches(documents):
 def iter_token_lists(documents, split):
     """Yield the tokens of each document of ``documents``, split in batches by ``split``.
 
-    ``split`` is a function of :func:`build_batch_tokenizer`; documents are
+    ``split`` is a function of :func:`build_list_analyzer`; documents are
     read :data:`BATCH_DOCUMENTS` at a time.
     """
     for batch in _batches(documents):
@@ -163,7 +164,7 @@ def iter_token_lists(documents, split):
 def encode_documents(documents, split, vocabulary, discard_oov, max_len):
     """Map documents to ragged token ids: one flat ``int32`` array plus offsets.
 
-    ``split`` tokenises a list of documents (:func:`build_batch_tokenizer`);
+    ``split`` tokenises a list of documents (:func:`build_list_analyzer`);
     words outside ``vocabulary`` become the OOV id, or are dropped with
     ``discard_oov``; documents are cut to ``max_len`` ids. Documents are read
     :data:`BATCH_DOCUMENTS` at a time and each batch is looked up in one

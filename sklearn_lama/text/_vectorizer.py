@@ -18,7 +18,7 @@ from ..utils._state import PortableState
 from ._pretrained import locate
 from ._sequences import N_RESERVED, OOV_ID, TokenSequences
 from ._text import (
-    build_batch_tokenizer,
+    build_list_analyzer,
     check_documents,
     encode_documents,
     iter_documents,
@@ -99,7 +99,19 @@ def train_word_vectors(
         seed=seed,
         **options,
     )
-    return list(model.wv.index_to_key), np.asarray(model.wv.vectors, np.float32)
+    words = model.wv.index_to_key
+    # Equal counts in the order first seen, as recent gensim releases sort them (4.3.0 leaves
+    # ties in no fixed order), so that the vocabulary is the same on every supported release.
+    first_seen = {}
+    for sentence in sentences:
+        for word in sentence:
+            first_seen.setdefault(word, len(first_seen))
+    order = sorted(
+        range(len(words)),
+        key=lambda i: (-model.wv.get_vecattr(words[i], "count"), first_seen[words[i]]),
+    )
+    vectors = np.asarray(model.wv.vectors, np.float32)[order]
+    return [words[i] for i in order], vectors
 
 
 def vocabulary_fingerprint(words):
@@ -206,7 +218,7 @@ class DocumentEncoderMixin:
             table(s), shared, not copied.
         """
         check_is_fitted(self)
-        split = build_batch_tokenizer(self)
+        split = build_list_analyzer(self)
         documents = iter_documents(raw_documents, self.encoding, "raw_documents")
         ids, offsets = encode_documents(
             documents, split, self.vocabulary_, self.oov == "discard", self.max_len
@@ -238,21 +250,37 @@ class DocumentEncoderMixin:
         return np.asarray([str(input_features[0])], dtype=object)
 
     def set_output(self, *, transform=None):
-        """Accept a ``set_output`` request and keep emitting :class:`~sklearn_lama.TokenSequences`.
+        """Check a ``set_output`` request; the output stays a ``TokenSequences``.
 
-        ``ColumnTransformer.set_output`` asks it of every transformer; a
-        table of documents has no pandas or polars form that the classifiers
-        read, so the output stays a ``TokenSequences``.
+        ``ColumnTransformer.set_output`` and ``Pipeline.set_output`` pass their
+        request on to every transformer. A table of documents has no pandas or
+        polars form that the classifiers read, so the output is a
+        :class:`~sklearn_lama.TokenSequences` whatever the request; a request
+        scikit-learn does not know is refused.
 
         Parameters
         ----------
-        transform : {"default", "pandas", "polars"}, default=None
-            Ignored.
+        transform : {"default", "pandas", "polars"} or None, default=None
+            The output container asked for; the output stays a
+            ``TokenSequences``.
 
         Returns
         -------
         self : object
+
+        Raises
+        ------
+        ValueError
+            If ``transform`` is none of ``"default"``, ``"pandas"``,
+            ``"polars"`` and ``None``.
         """
+        if transform is not None and not (
+            isinstance(transform, str) and transform in ("default", "pandas", "polars")
+        ):
+            raise ValueError(
+                "set_output's transform must be 'default', 'pandas', 'polars' or None, "
+                f"got {transform!r}."
+            )
         return self
 
     def __sklearn_tags__(self):
@@ -536,7 +564,7 @@ class Word2VecVectorizer(
 
     def _tokenize_all(self, raw_documents, param):
         documents = check_documents(raw_documents, self.encoding, param)
-        return list(iter_token_lists(documents, build_batch_tokenizer(self)))
+        return list(iter_token_lists(documents, build_list_analyzer(self)))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, raw_documents, y=None):

@@ -2,12 +2,13 @@
 
 import hashlib
 import os
+import sys
 import time
 from copy import deepcopy
 
 import numpy as np
 import torch
-from skorch.callbacks import Callback, Checkpoint, EarlyStopping, ProgressBar
+from skorch.callbacks import Callback, Checkpoint, EarlyStopping
 from torch.optim.swa_utils import get_ema_multi_avg_fn
 from tqdm import tqdm
 
@@ -99,22 +100,34 @@ class TimeBudget(EpochCut):
             raise KeyboardInterrupt
 
 
-class SampleProgressBar(ProgressBar):
-    """skorch's progress bar over an epoch, counting its samples rather than its batches.
+class SampleProgressBar(Callback):
+    """A progress bar over each epoch that counts its samples rather than its batches.
 
     A batch holds as many documents as the token budget allows
     (:class:`~._batching.BatchBudget`), so an epoch's number of batches is
-    known only once its shuffled batches are drawn, while skorch's bar
-    counts ``len(dataset) / batch_size`` of them. The samples (documents, or
-    sentence pairs) of the training and validation sets are known when the
-    epoch begins: the bar's total is their sum, and each batch advances it
-    by the samples it holds (the length of its targets).
+    known only once its shuffled batches are drawn. The samples (documents,
+    or sentence pairs) of the training and validation sets are known when the
+    epoch begins: the bar's total is their sum, and each batch advances it by
+    the samples it holds (the length of its targets). Its postfix shows the
+    last batch's ``train_loss`` or ``valid_loss``, and it is erased when the
+    epoch ends. In a Jupyter notebook it is tqdm's notebook bar, or tqdm's
+    text bar where ipywidgets, which the notebook bar draws with, is missing.
     """
+
+    #: The keys of a batch's history shown in the postfix, when the batch has them.
+    POSTFIX_KEYS = ("train_loss", "valid_loss")
+
+    def in_notebook(self):
+        """Whether the fit runs in a Jupyter notebook: in IPython's kernel shell."""
+        # A notebook's kernel has imported IPython; elsewhere it is not imported here.
+        ipython = sys.modules.get("IPython")
+        shell = ipython.get_ipython() if ipython is not None else None
+        return type(shell).__name__ == "ZMQInteractiveShell"
 
     def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
         total = sum(len(data) for data in (dataset_train, dataset_valid) if data is not None)
         bar = tqdm
-        if self._use_notebook():
+        if self.in_notebook():
             # Imported here, as it imports IPython; without ipywidgets it cannot draw
             # (it raises), and the text bar stands in.
             from tqdm import notebook
@@ -124,8 +137,20 @@ class SampleProgressBar(ProgressBar):
         self.pbar_ = bar(total=total, leave=False, unit="sample")
 
     def on_batch_end(self, net, batch=None, **kwargs):
-        self.pbar_.set_postfix(self._get_postfix_dict(net), refresh=False)
+        last = net.history[-1, "batches", -1]
+        postfix = {key: last[key] for key in self.POSTFIX_KEYS if key in last}
+        self.pbar_.set_postfix(postfix, refresh=False)
         self.pbar_.update(len(batch[1]))
+
+    def on_epoch_end(self, net, **kwargs):
+        self.pbar_.close()
+
+    def __getstate__(self):
+        # A bar is drawn anew each epoch: a pickled net (one interrupted in an epoch
+        # too) does not carry it, nor its output stream.
+        state = self.__dict__.copy()
+        state.pop("pbar_", None)
+        return state
 
 
 class LowestLossStopping(EarlyStopping):
@@ -151,9 +176,15 @@ class LowestLossStopping(EarlyStopping):
         super().__init__(monitor="valid_loss", patience=patience, load_best=True, sink=sink)
         self.tol = tol
 
-    def _get_param_names(self):
-        # skorch reads a callback's parameters from its attributes; these are its own.
-        return ["tol", "patience", "sink"]
+    def get_params(self, deep=True):
+        """The parameters of ``__init__``: ``tol``, ``patience`` and ``sink``.
+
+        skorch's callbacks take their parameters from their attributes, which
+        here also hold those fixed for :class:`~skorch.callbacks.EarlyStopping`
+        (``monitor``, ``load_best``, ...): ``clone`` and the net's
+        ``set_params`` see this class's own.
+        """
+        return {"tol": self.tol, "patience": self.patience, "sink": self.sink}
 
     def on_train_begin(self, net, **kwargs):
         super().on_train_begin(net, **kwargs)

@@ -115,7 +115,8 @@ def upgrade(node, saved, cls, name):
         if version >= written:
             for function in _MIGRATIONS[version]:
                 node = function(node)
-    unknown = sorted(set(node["params"]) - set(cls._get_param_names()))
+    taken = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    unknown = sorted(set(node["params"]) - taken)
     if unknown:
         raise IncompatibleFileError(
             f"{name}: the {node['class']} saved by sklearn_lama {saved} sets the parameters "

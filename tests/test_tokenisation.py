@@ -8,7 +8,7 @@ from sklearn_lama import MetaEmbeddingTransformer, Word2VecVectorizer
 from sklearn_lama.text import _text
 from sklearn_lama.text._text import (
     build_analyzer,
-    build_batch_tokenizer,
+    build_list_analyzer,
     encode_documents,
     iter_token_lists,
 )
@@ -48,7 +48,7 @@ def test_tokens_are_those_of_the_sklearn_analyzer(seed, lowercase, transformer):
     documents += ["ΟΔΟΣ", "ΣΑ", "x ΣΣ"]
     expected += _sklearn_tokens(documents[-3:], lowercase=lowercase)
     sources = ([],) if transformer is MetaEmbeddingTransformer else ()
-    split = build_batch_tokenizer(transformer(*sources, lowercase=lowercase))
+    split = build_list_analyzer(transformer(*sources, lowercase=lowercase))
     assert split(documents) == expected
     assert list(iter_token_lists(iter(documents), split)) == expected
 
@@ -63,7 +63,7 @@ def test_other_tokenisation_settings_are_those_of_the_sklearn_analyzer():
         {"preprocessor": str.upper},
     ):
         vectorizer = Word2VecVectorizer(**{k: v for k, v in params.items() if v is not None})
-        assert build_batch_tokenizer(vectorizer)(documents) == _sklearn_tokens(documents, **params)
+        assert build_list_analyzer(vectorizer)(documents) == _sklearn_tokens(documents, **params)
 
 
 @pytest.mark.parametrize("discard_oov", [False, True])
@@ -76,7 +76,7 @@ def test_encode_documents_across_batches(monkeypatch, discard_oov, max_len):
     analyze = build_analyzer(vectorizer)
     vocabulary = {token: 2 + i for i, token in enumerate(sorted({*analyze("".join(ALPHABET))}))}
     ids, offsets = encode_documents(
-        iter(documents), build_batch_tokenizer(vectorizer), vocabulary, discard_oov, max_len
+        iter(documents), build_list_analyzer(vectorizer), vocabulary, discard_oov, max_len
     )
     expected = []
     for doc in documents:
