@@ -63,9 +63,9 @@ def test_subset_predictions_match_full(kind, fitted_pipelines, toy_corpus):
 @pytest.mark.parametrize("dtype", [np.float64, np.int64])
 def test_scores_alone_are_those_in_a_batch(kind, dtype):
     # Documents of one length (scalar features, or token ids without padding), as
-    # in scikit-learn's subset-invariance check. Small batches are padded with rows
-    # so that the matrix kernels see the shapes of a full batch, but a batch of other
-    # documents is another computation all the same: the rounding bound of the scores.
+    # in scikit-learn's subset-invariance check: a document alone is a product of
+    # another shape than in a batch, another computation: the rounding bound of the
+    # scores (the check's own 1e-7 is below a float32 ulp of a score; tests/test_common.py).
     X = np.random.RandomState(0).uniform(1, 9, size=(40, 5)).astype(dtype)
     y = (X[:, 0] > 5).astype(int)
     clf = make_classifier(kind, max_epochs=2).fit(X, y)

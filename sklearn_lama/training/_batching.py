@@ -234,14 +234,6 @@ class BatchBudget:
     def __repr__(self):
         return f"BatchBudget(max_tokens={self.max_tokens!r}, max_pairs={self.max_pairs!r})"
 
-    def rows(self, width):
-        """The most documents of padded length ``width`` that one batch may hold (at least 1)."""
-        width = max(int(width), 1)
-        rows = self.max_tokens // width
-        if self.max_pairs is not None:
-            rows = min(rows, self.max_pairs // width**2)
-        return max(rows, 1)
-
     def ends(self, lengths, batch_size):
         """Cut documents, in their given order, into consecutive batches within budget.
 
@@ -285,16 +277,12 @@ class BudgetBatchSampler:
     """Batches of consecutive documents, in dataset order, within the budget.
 
     See :meth:`BatchBudget.ends`; inference sorts documents by length first,
-    so that each batch holds documents of similar length. A batch of fewer
-    than ``min_rows`` documents repeats its last one up to ``min_rows``
-    positions, as many as the budget allows at its width; ``ends`` are the
-    positions after each batch's own documents.
+    so that each batch holds documents of similar length. ``ends`` are the
+    positions after each batch.
     """
 
-    def __init__(self, lengths, batch_size, budget, min_rows=1):
+    def __init__(self, lengths, batch_size, budget):
         self.ends = budget.ends(lengths, batch_size)
-        widths = [np.max(lengths[start:end], initial=0) for start, end in self._bounds()]
-        self.rows = [min(min_rows, budget.rows(width)) for width in widths]
 
     def _bounds(self):
         return zip([0, *self.ends[:-1]], self.ends)
@@ -303,8 +291,8 @@ class BudgetBatchSampler:
         return len(self.ends)
 
     def __iter__(self):
-        for (start, end), rows in zip(self._bounds(), self.rows):
-            yield list(range(start, end)) + [end - 1] * (rows - (end - start))
+        for start, end in self._bounds():
+            yield list(range(start, end))
 
 
 class BucketBatchSampler:
@@ -366,14 +354,11 @@ class BucketBatchSampler:
         return np.split(order, np.flatnonzero(np.diff(self.groups[order])) + 1)
 
 
-def make_loader(
-    dataset, batch_size, budget, shuffle=False, pin_memory=False, pool_batches=50, min_rows=1
-):
+def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, pool_batches=50):
     """DataLoader for skorch's ``iterator_train``/``iterator_valid`` and for inference.
 
     Training (``shuffle=True``) uses length buckets of ``pool_batches``
-    batches (see :class:`BucketBatchSampler`); inference keeps the order,
-    and a batch of fewer than ``min_rows`` documents repeats its last one
+    batches (see :class:`BucketBatchSampler`); inference keeps the order
     (see :class:`BudgetBatchSampler`).
     Both keep every batch within ``budget``, a :class:`BatchBudget`.
     ``pin_memory`` puts batches in page-locked memory, from which copies to a
@@ -385,7 +370,7 @@ def make_loader(
             lengths, batch_size, budget, pool_batches, groups=_per_document(dataset, "groups")
         )
     else:
-        sampler = BudgetBatchSampler(lengths, batch_size, budget, min_rows)
+        sampler = BudgetBatchSampler(lengths, batch_size, budget)
     return DataLoader(
         dataset, batch_sampler=sampler, collate_fn=_whole_batch, pin_memory=pin_memory
     )

@@ -10,10 +10,6 @@ from ._parameters import INFERENCE_BATCH
 
 __all__ = ["run_sorted"]
 
-# Rows below which a batch repeats its last document: CPU matrix kernels round a
-# row differently in a product of few rows (docs/reliability.rst).
-_MIN_ROWS = 16
-
 
 def run_sorted(net, batches, compute, budget, batch_size=INFERENCE_BATCH, documents=None):
     """Apply ``compute(network, inputs)`` to every document; yield ``(rows, output)`` per batch.
@@ -27,11 +23,9 @@ def run_sorted(net, batches, compute, budget, batch_size=INFERENCE_BATCH, docume
     float32 rounding. Ties are broken by content, so any permutation of the
     same documents gives the same batches: float32 kernels can round a row
     differently at another position, and outputs must not depend on input
-    order. A batch of fewer than 16 documents is padded with copies of its
-    last one (within ``budget``), so that every matrix product has enough rows
-    to round each row as a full batch does: a document predicted alone then
-    gets bitwise the result it gets among documents of its length (sums over a
-    wider padded batch can still differ in the last bits). ``rows`` are the
+    order. A document predicted alone or among others of another number or
+    length gets its result up to float32 rounding: matrix kernels round a row
+    differently in products of another shape (docs/reliability.rst). ``rows`` are the
     positions in ``batches`` of the batch's documents; the network is in eval
     mode, without gradients, under the net's autocast (``precision``), and
     ``inputs`` are on the net's device; ``output`` is float32 whatever the
@@ -46,9 +40,7 @@ def run_sorted(net, batches, compute, budget, batch_size=INFERENCE_BATCH, docume
     network = net.module_
     network.eval()
     pinned = torch.device(net.device).type == "cuda"
-    loader = make_loader(
-        Subset(batches, order), batch_size, budget, pin_memory=pinned, min_rows=_MIN_ROWS
-    )
+    loader = make_loader(Subset(batches, order), batch_size, budget, pin_memory=pinned)
     start = 0
     with torch.no_grad():
         for inputs, end in zip(loader, loader.batch_sampler.ends):
