@@ -11,8 +11,20 @@ a float32 sum of ``n`` terms, in any association, is within
 ``gamma(n - 1) * sum(|terms|)`` of the exact sum, with
 ``gamma(k) = k u / (1 - k u)`` and ``u = 2**-24`` the unit roundoff, so two of
 its evaluations are within twice that.
+
+Exact equality is therefore kept for the comparisons that no kernel can
+change, each given its reason (:class:`Exact`) through
+:func:`assert_identical`; tests/test_suite_rules.py fails on any other exact
+comparison in the test modules (``torch.equal``, ``np.array_equal``,
+``assert_array_equal``, ``assert_equal``, a zero tolerance, ``(a == b).all()``).
+Two computations that differ in anything a kernel sees (train or eval mode,
+gradients or none, the other documents of a batch, its padding or size, the
+thread count, the device, the library, a folded or unfolded path) compare
+within a bound derived here; labels or decodes of two such computations agree
+only where the probabilities decide them (:func:`assert_same_predictions`).
 """
 
+import enum
 from contextlib import contextmanager
 
 import numpy as np
@@ -21,9 +33,16 @@ import torch
 __all__ = [
     "U",
     "U64",
+    "Exact",
+    "assert_differ",
+    "assert_identical",
+    "assert_same_predictions",
     "assert_within",
     "chained_bound",
+    "estimator_decision_bound",
+    "estimator_probability_bound",
     "gamma",
+    "identical",
     "matmul_bound",
     "output_abs_sum",
     "probability_bound",
@@ -134,6 +153,153 @@ def assert_within(actual, expected, bound):
         )
 
 
+class Exact(enum.Enum):
+    """Why two results may be compared exactly: the reasons :func:`assert_identical` takes.
+
+    Each names a comparison that holds on any CPU, thread count and library
+    version the suite runs on, because no kernel chooses anything in it.
+    Everything else (two computations that differ in mode, gradients, batch,
+    padding, threads, device, library or path) compares within a bound.
+    """
+
+    SAME_CALL = (
+        "the very same call on the very same inputs, run again in the same process with the "
+        "same threads and batches (a seeded fit, a prediction, a fold): the same kernels"
+    )
+    COPY = (
+        "a copy: values saved and loaded, pickled, cloned, gathered or read back from a file, "
+        "or a copy's prediction with the same weights, inputs, batches and threads in this "
+        "process"
+    )
+    DISCRETE = (
+        "integers, booleans, strings or ids (token ids, keys, counts, classes, given labels) "
+        "that never went through float arithmetic: nothing rounds"
+    )
+    ZERO = "values exactly zero by construction: masked or padded positions, no terms at all"
+    NEGATED = (
+        "the same kernels on exactly negated inputs: rounding to nearest is symmetric under "
+        "negation, so the results are exactly negated"
+    )
+    SAME_TERMS = (
+        "the same kernels on inputs that differ only in values the compared outputs never read, "
+        "or read only through an exact zero (a causal mask, another fold's counts)"
+    )
+
+
+def _exact_values(value):
+    """``value`` as a numpy array, or a list of them for a sequence of arrays or tensors."""
+    if isinstance(value, (list, tuple)) and any(
+        isinstance(v, (np.ndarray, torch.Tensor)) for v in value
+    ):
+        return [_exact_values(v) for v in value]
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu()
+        # numpy has no bfloat16; float32 holds every bfloat16 and float16 exactly.
+        return (value.float() if value.dtype in (torch.bfloat16, torch.float16) else value).numpy()
+    return np.asarray(value)
+
+
+def _check_reason(why, arrays):
+    if not isinstance(why, Exact):
+        raise TypeError(f"why must be one of {[m.name for m in Exact]} (an Exact), not {why!r}")
+    for array in arrays:
+        if isinstance(array, list):
+            _check_reason(why, array)
+        elif why is Exact.DISCRETE and array.dtype.kind in "fc":
+            raise TypeError(
+                f"Exact.DISCRETE on {array.dtype} values: floats round; give the reason their "
+                "computation is exact (SAME_CALL, COPY, ...) or compare within a bound"
+            )
+
+
+def identical(actual, expected, *, why):
+    """Whether ``actual`` and ``expected`` are exactly equal: shapes, and values (NaN as NaN).
+
+    ``why`` is the :class:`Exact` reason the comparison may be exact. Sequences
+    of arrays or tensors (of different shapes) compare pairwise.
+    """
+    actual, expected = _exact_values(actual), _exact_values(expected)
+    _check_reason(why, [actual, expected])
+    if isinstance(actual, list) or isinstance(expected, list):
+        # Pairwise, an array's rows against a list's arrays.
+        actual, expected = (v if isinstance(v, list) else list(v) for v in (actual, expected))
+        return len(actual) == len(expected) and all(
+            identical(a, b, why=why) for a, b in zip(actual, expected)
+        )
+    return actual.shape == expected.shape and bool(
+        np.array_equal(actual, expected, equal_nan=_nan(actual, expected))
+    )
+
+
+def _nan(*arrays):
+    return all(a.dtype.kind in "fc" for a in arrays)
+
+
+def assert_identical(actual, expected, *, why):
+    """Assert ``actual`` and ``expected`` exactly equal, for the :class:`Exact` reason ``why``.
+
+    Numpy arrays, torch tensors, scalars, lists (of arrays or tensors too);
+    shapes must match (no broadcasting), NaNs match NaNs (and, as with ``==``,
+    -0.0 matches 0.0). ``Exact.DISCRETE``
+    refuses floats and ``Exact.ZERO`` an ``expected`` that is not all zeros.
+    """
+    if not identical(actual, expected, why=why):
+        a, b = _exact_values(actual), _exact_values(expected)
+        if isinstance(a, list) or isinstance(b, list):
+            raise AssertionError(f"not identical ({why.name}: {why.value}): {a!r} against {b!r}")
+        assert a.shape == b.shape, f"shapes {a.shape} and {b.shape} ({why.name})"
+        np.testing.assert_array_equal(a, b, err_msg=f"{why.name}: {why.value}")
+    if why is Exact.ZERO:
+        expected = _exact_values(expected)
+        for part in expected if isinstance(expected, list) else [expected]:
+            assert not np.any(part), "Exact.ZERO compares with values that are not all zero"
+
+
+def assert_differ(actual, expected):
+    """Assert ``actual`` and ``expected`` are not exactly equal (e.g. other seeds, other data).
+
+    An inequality needs no :class:`Exact` reason: rounding cannot make it fail
+    on another CPU. It is a weak check, though: where the difference expected
+    is larger than rounding, compare it with a bound instead.
+    """
+    assert not identical(actual, expected, why=Exact.COPY), "identical, where they should differ"
+
+
+def assert_same_predictions(actual, expected, proba, bound, classes=None):
+    """Assert the labels of two computations agree wherever their probabilities decide them.
+
+    ``expected`` are the labels of probabilities ``proba``; ``actual`` those of
+    another computation (another library, batch, device) whose probabilities
+    are within ``bound`` of ``proba``. A label moves only where rounding can
+    move the decision: a class within ``2 * bound`` of the most probable one
+    (single-label, ``classes`` given, default ``0 .. C-1``), or a label's
+    probability within ``bound`` of 0.5 (multi-label indicators, ``proba`` of
+    the labels' shape). Elsewhere the labels are equal; where undecided,
+    ``actual`` is one of the classes that rounding could have chosen.
+    A list of arrays ``proba`` (one per task) checks each task, ``classes`` a
+    list of their classes.
+    """
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    if isinstance(proba, list) and all(isinstance(p, np.ndarray) for p in proba):
+        for k, p in enumerate(proba):
+            c = None if classes is None else classes[k]
+            assert_same_predictions(actual[:, k], expected[:, k], p, bound, c)
+        return
+    proba = np.asarray(proba, dtype=np.float64)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if proba.shape == expected.shape and expected.ndim == 2:  # indicators: p > 0.5
+        decided = np.abs(proba - 0.5) > bound
+        np.testing.assert_array_equal(actual[decided], expected[decided])
+        return
+    classes = np.arange(proba.shape[1]) if classes is None else np.asarray(classes)
+    top = proba.max(axis=1, keepdims=True)
+    possible = proba >= top - 2 * bound  # the classes rounding could make the most probable
+    decided = possible.sum(axis=1) == 1
+    np.testing.assert_array_equal(actual[decided], expected[decided])
+    for row in np.flatnonzero(~decided):
+        assert actual[row] in classes[possible[row]], (row, actual[row], classes[possible[row]])
+
+
 @contextmanager
 def attention_score_abs_sum(core, inputs=()):
     """Record a float64 bound of the absolute sums of ``core``'s attention scores in the block.
@@ -200,6 +366,28 @@ def estimator_probability_bound(estimator, X, n, depth):
     largest ``|logit|``, as LayerNorm and the attention averages bound the
     features. ``n`` and ``depth`` are the network's, as in :func:`chained_bound`.
     """
+    abs_sum, _ = _output_abs_sum(estimator, X, n)
+    return probability_bound(chained_bound(abs_sum, n, depth))
+
+
+def estimator_decision_bound(estimator, X, n, depth):
+    """Bound on two float32 runs' ``decision_function`` of the fitted ``estimator`` on ``X``.
+
+    Each logit moves by at most :func:`chained_bound` (the absolute sum
+    measured as in :func:`estimator_probability_bound`). With two classes the
+    score is the difference of two logits, each moved that much, and one more
+    rounding of a difference of terms within the absolute sum: ``2 *
+    chained_bound + reassociation_bound(2 * abs_sum, 2)``.
+    """
+    abs_sum, scores = _output_abs_sum(estimator, X, n)
+    logit = chained_bound(abs_sum, n, depth)
+    if isinstance(scores, list) or np.ndim(scores) > 1:
+        return logit
+    return 2 * logit + reassociation_bound(2 * abs_sum, 2)
+
+
+def _output_abs_sum(estimator, X, n):
+    """The absolute sum of ``estimator``'s output layer on ``X``, and its decision function."""
     network = getattr(estimator, "steps", [(None, estimator)])[-1][1].net_.module_
     layer = [m for m in network.modules() if isinstance(m, torch.nn.Linear)][-1]
     measured, handle = (
@@ -209,11 +397,15 @@ def estimator_probability_bound(estimator, X, n, depth):
         ),
     )
     try:
-        logits = estimator.decision_function(X)
+        scores = estimator.decision_function(X)
     finally:
         handle.remove()
-    abs_sum = max(measured) if measured else n * np.abs(np.asarray(logits, np.float64)).max()
-    return probability_bound(chained_bound(abs_sum, n, depth))
+    largest = max(np.abs(np.asarray(s, np.float64)).max() for s in _as_list(scores))
+    return (max(measured) if measured else n * largest), scores
+
+
+def _as_list(scores):
+    return scores if isinstance(scores, list) else [scores]
 
 
 def _abs_sum(layer, h):

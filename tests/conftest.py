@@ -7,7 +7,7 @@ from skorch.callbacks import Callback
 
 from sklearn_lama import DuoClassifier, FCSRClassifier, LAMAClassifier, Word2VecVectorizer
 from sklearn_lama.training._batching import SequenceBatches
-from tests._tolerances import estimator_probability_bound
+from tests._tolerances import estimator_decision_bound, estimator_probability_bound
 
 # Small, fast settings per classifier, and one hyper-parameter to grid-search.
 CLASSIFIERS = {
@@ -39,6 +39,15 @@ def probability_bound(kind, estimator, X):
     bound = estimator_probability_bound(estimator, X, n, depth)
     temperature = getattr(estimator, "steps", [(None, estimator)])[-1][1].temperature_
     return bound / min(1.0, np.min(temperature)) if temperature is not None else bound
+
+
+def decision_bound(kind, estimator, X):
+    """Rounding bound of ``estimator.decision_function(X)`` between two float32 runs.
+
+    As :func:`probability_bound`, on the uncalibrated scores.
+    """
+    n, depth = ROUNDING[kind]
+    return estimator_decision_bound(estimator, X, n, depth)
 
 
 @pytest.fixture(params=sorted(CLASSIFIERS))

@@ -25,6 +25,8 @@ from .conftest import make_classifier, make_pipeline, probability_bound
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt
 
+from tests._tolerances import Exact, assert_identical
+
 POSITIVE = {"good", "great", "excellent", "fine", "nice", "happy", "love"}
 NEGATIVE = {"bad", "awful", "poor", "terrible", "sad", "hate", "worst"}
 # Unseen mixes of the toy corpus's words: a short one, a one-token one, an empty
@@ -108,7 +110,7 @@ def test_integrated_gradients_of_the_two_classes_are_opposite(fitted):
     # The two backward passes differ by the sign of their seed only, and
     # rounding to nearest is symmetric under negation: exactly opposite.
     for a, b in zip(to_neg, to_pos):
-        np.testing.assert_array_equal(a, -b)
+        assert_identical(a, -b, why=Exact.NEGATED)
 
 
 # ------------------------------------------------------------ occlusion
@@ -161,7 +163,7 @@ def test_attention_method_is_attention_weights(fitted):
     for a, w in zip(
         token_attributions(pipe, QUERIES, Attention()), pipe[-1].attention_weights(sequences)
     ):
-        np.testing.assert_array_equal(a, w)
+        assert_identical(a, w, why=Exact.SAME_CALL)
 
 
 def test_target_broadcasts_and_is_checked(fitted):
@@ -169,7 +171,7 @@ def test_target_broadcasts_and_is_checked(fitted):
     per_document = token_attributions(pipe, QUERIES[:2], "occlusion", target=["pos", "pos"])
     one_label = token_attributions(pipe, QUERIES[:2], "occlusion", target="pos")
     for a, b in zip(per_document, one_label):
-        np.testing.assert_array_equal(a, b)
+        assert_identical(a, b, why=Exact.SAME_CALL)
     with pytest.raises(ValueError, match=r"target holds labels \['maybe'\]"):
         token_attributions(pipe, QUERIES[:2], "occlusion", target="maybe")
     with pytest.raises(ValueError, match="target has 1 labels but there are 2 documents"):
@@ -268,7 +270,9 @@ def test_deletion_curve_ranks_faithful_methods_above_random(fitted, toy_corpus):
     area = {m: deletion_curve(pipe, docs, m).mean() for m in ("integrated_gradients", "occlusion")}
     random = deletion_curve(pipe, docs, "random", random_state=0)
     # Seeded: the same orders again.
-    np.testing.assert_array_equal(random, deletion_curve(pipe, docs, "random", random_state=0))
+    assert_identical(
+        random, deletion_curve(pipe, docs, "random", random_state=0), why=Exact.SAME_CALL
+    )
     assert min(area.values()) > random.mean()
     with pytest.raises(ValueError, match="max_k must be a positive int"):
         deletion_curve(pipe, docs, max_k=0)
@@ -359,7 +363,7 @@ def test_multilabel_views_explain_the_most_probable_label(multilabel, toy_corpus
     texts, labels = toy_corpus
     proba = pipe.predict_proba(QUERIES)
     explanation = explain(pipe, QUERIES, method="occlusion")
-    np.testing.assert_array_equal(explanation.predicted, proba.argmax(axis=1))
+    assert_identical(explanation.predicted, proba.argmax(axis=1), why=Exact.SAME_CALL)
     np.testing.assert_allclose(explanation.probability, proba.max(axis=1))
     ax = plot_attention(pipe, QUERIES[0], method="occlusion")
     assert ax.get_title(loc="left").startswith(f"predicted {proba[0].argmax()} ")
@@ -395,8 +399,8 @@ def test_multioutput_views_work_per_task(multioutput, toy_corpus):
     texts, labels = toy_corpus
     proba = pipe.predict_proba(QUERIES)[1]
     explanation = explain(pipe, QUERIES, method="integrated_gradients", task=1)
-    np.testing.assert_array_equal(
-        explanation.predicted, pipe[-1].classes_[1][proba.argmax(axis=1)]
+    assert_identical(
+        explanation.predicted, pipe[-1].classes_[1][proba.argmax(axis=1)], why=Exact.SAME_CALL
     )
     ax = plot_attention(pipe, QUERIES[0], method="attention", task=1)
     assert ax.images[0].get_array().shape[1] == len(pipe[:-1].transform(QUERIES[:1]).document(0))

@@ -23,7 +23,7 @@ from sklearn_lama import (
 )
 from sklearn_lama.classification._base import BaseSequenceClassifier
 from sklearn_lama.training._parameters import TRAINING_CONSTRAINTS
-from tests._tolerances import U
+from tests._tolerances import Exact, U, assert_identical
 
 from .conftest import make_classifier
 
@@ -63,20 +63,20 @@ def test_integer_sample_weight_is_repeating_documents(kind):
     repeated = make_classifier(kind, max_epochs=3).fit(
         np.repeat(IDS, weights, axis=0), np.repeat(IDS_Y, weights)
     )
-    np.testing.assert_array_equal(weighted.predict_proba(IDS), repeated.predict_proba(IDS))
+    assert_identical(weighted.predict_proba(IDS), repeated.predict_proba(IDS), why=Exact.SAME_CALL)
 
 
 def test_fit_does_not_depend_on_document_order(kind):
     order = np.random.RandomState(2).permutation(len(IDS))
     a = make_classifier(kind, max_epochs=2).fit(IDS, IDS_Y)
     b = make_classifier(kind, max_epochs=2).fit(IDS[order], IDS_Y[order])
-    np.testing.assert_array_equal(a.predict_proba(IDS), b.predict_proba(IDS))
+    assert_identical(a.predict_proba(IDS), b.predict_proba(IDS), why=Exact.SAME_CALL)
 
 
 def test_fractional_sample_weight_scales_the_loss(kind):
     ones = make_classifier(kind, max_epochs=2).fit(IDS, IDS_Y, sample_weight=np.ones(60))
     plain = make_classifier(kind, max_epochs=2).fit(IDS, IDS_Y)
-    np.testing.assert_array_equal(ones.predict_proba(IDS), plain.predict_proba(IDS))
+    assert_identical(ones.predict_proba(IDS), plain.predict_proba(IDS), why=Exact.SAME_CALL)
     # Adam does not see a common factor; down-weighting one class shows.
     down = np.where(IDS_Y == 0, 0.25, 1.0)
     shifted = make_classifier(kind, max_epochs=2).fit(IDS, IDS_Y, sample_weight=down)
@@ -96,7 +96,7 @@ def test_class_weight(kind):
         kind, max_epochs=3, early_stopping=False, class_weight={0: 60 / 100, 1: 60 / 20}
     ).fit(IDS, y)
     # "balanced" is 60 / (2 * 50) and 60 / (2 * 10), the same floats: the same fit, bit for bit.
-    np.testing.assert_array_equal(balanced.predict_proba(IDS), as_dict.predict_proba(IDS))
+    assert_identical(balanced.predict_proba(IDS), as_dict.predict_proba(IDS), why=Exact.SAME_CALL)
     plain = make_classifier(kind, max_epochs=3, early_stopping=False).fit(IDS, y)
     # Up-weighting the rare class raises its predicted probability.
     assert balanced.predict_proba(IDS)[:, 1].mean() > plain.predict_proba(IDS)[:, 1].mean()
@@ -114,7 +114,7 @@ def test_decision_function_is_the_logits(kind):
     # the log-ratio within twice that, the logit difference within u of itself.
     atol = 2 * (np.abs(scores).max() + 4) * U
     np.testing.assert_allclose(scores, np.log(proba[:, 1] / proba[:, 0]), rtol=U, atol=atol)
-    np.testing.assert_array_equal(clf.predict(IDS), clf.classes_[(scores > 0).astype(int)])
+    assert_identical(clf.predict(IDS), clf.classes_[(scores > 0).astype(int)], why=Exact.SAME_CALL)
     three = make_classifier(kind, max_epochs=2).fit(IDS, IDS[:, 0] % 3)
     logits = three.decision_function(IDS)
     assert logits.shape == (60, 3)

@@ -26,6 +26,8 @@ from sklearn_lama.inspection import (
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt
 
+from tests._tolerances import Exact, assert_identical
+
 DOCS = [
     "a good great film , truly nice",
     "bad awful film , a poor sad plot",
@@ -197,7 +199,7 @@ def test_plot_attention_defaults_to_the_classifier_s_explanation(fitted):
     default = type(pipe[-1])._default_explanation
     ax = plot_attention(pipe, DOCS[0])
     chosen = plot_attention(pipe, DOCS[0], method=default)
-    np.testing.assert_array_equal(ax.images[0].get_array(), chosen.images[0].get_array())
+    assert_identical(ax.images[0].get_array(), chosen.images[0].get_array(), why=Exact.SAME_CALL)
     assert ax.images[0].colorbar.ax.get_ylabel() == chosen.images[0].colorbar.ax.get_ylabel()
 
 

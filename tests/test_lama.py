@@ -7,6 +7,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from sklearn_lama import LAMAClassifier, Word2VecVectorizer
 from sklearn_lama.modules import BiGRUEncoder, LAMAAttention, LAMAModule
+from tests._tolerances import Exact, assert_identical
 from tests.conftest import probability_bound
 
 SMALL = dict(n_heads=4, hidden_size=8, mlp_hidden=16, max_epochs=25, lr=0.01, random_state=0)
@@ -91,7 +92,7 @@ def test_freeze_embeddings_keeps_table(toy_corpus):
     weight = pipe["clf"].net_.module_.lookups[0].weight.detach().numpy()
     table = pipe["emb"].embedding_
     # The word vectors alone: the Naive Bayes ratios join them at lookup time.
-    np.testing.assert_array_equal(weight, table)
+    assert_identical(weight, table, why=Exact.COPY)
 
 
 def test_disagreement_penalties_match_equations():

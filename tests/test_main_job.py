@@ -12,6 +12,7 @@ from sklearn_lama._main import main
 from sklearn_lama._main._files import read_labelled_file
 from sklearn_lama._main._pipelines import GLOVE, MODELS, default_pipeline
 from sklearn_lama.text._pretrained import DEFAULT, PRETRAINED, NumpyPackage, PretrainedVectors
+from tests._tolerances import Exact, assert_identical
 
 
 def _write_csv(path, texts, labels, text="text", label="label"):
@@ -144,7 +145,7 @@ def test_main_job_needs_every_class_twice(tmp_path, capsys):
 def test_json_labels_keep_their_type(tmp_path):
     records = [{"text": f"doc {i}", "label": i % 2} for i in range(6)]
     texts, labels = read_labelled_file(_write_jsonl(tmp_path / "d.jsonl", records))
-    assert np.array_equal(labels, [0, 1, 0, 1, 0, 1])
+    assert_identical(labels, [0, 1, 0, 1, 0, 1], why=Exact.DISCRETE)
 
 
 @pytest.fixture

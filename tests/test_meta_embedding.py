@@ -9,6 +9,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from sklearn_lama import MetaEmbeddingTransformer, TokenSequences, Word2VecVectorizer
+from tests._tolerances import Exact, assert_identical
 
 
 def _meta(**params):
@@ -51,8 +52,10 @@ def test_one_table_per_source_over_one_vocabulary(toy_corpus):
         pretrained=None, vector_size=4, sg=0, min_count=1, random_state=0
     ).fit(texts)
     for word in ("good", "movie"):
-        np.testing.assert_array_equal(
-            meta.embeddings_[0][meta.vocabulary_[word]], cbow.embedding_[cbow.vocabulary_[word]]
+        assert_identical(
+            meta.embeddings_[0][meta.vocabulary_[word]],
+            cbow.embedding_[cbow.vocabulary_[word]],
+            why=Exact.SAME_CALL,
         )
 
 
@@ -92,7 +95,7 @@ def test_pickle_pipeline_and_grid_search(toy_corpus):
     texts, labels = toy_corpus
     meta = _meta().fit(texts)
     restored = pickle.loads(pickle.dumps(meta))
-    np.testing.assert_array_equal(restored.transform(texts).ids, meta.transform(texts).ids)
+    assert_identical(restored.transform(texts).ids, meta.transform(texts).ids, why=Exact.DISCRETE)
     pipe = Pipeline(
         [
             ("emb", _meta()),
@@ -171,7 +174,7 @@ def test_oov_row_comes_from_each_source(toy_corpus):
         oov="token",
     ).fit(texts)
     source = meta.sources[0][1].fit(texts)
-    np.testing.assert_array_equal(meta.embeddings_[0][1], source.embedding_[1])
+    assert_identical(meta.embeddings_[0][1], source.embedding_[1], why=Exact.SAME_CALL)
     assert meta.embeddings_[0][1].any() and not meta.embeddings_[1][1].any()
 
 
@@ -201,7 +204,7 @@ def test_sources_fitted_in_parallel_give_the_same_tables(toy_corpus, n_jobs):
     several = _meta(n_jobs=n_jobs).fit(texts)
     assert several.vocabulary_ == one.vocabulary_
     for a, b in zip(several.embeddings_, one.embeddings_):
-        np.testing.assert_array_equal(a, b)
+        assert_identical(a, b, why=Exact.SAME_CALL)
 
 
 def test_n_jobs_is_validated(toy_corpus):

@@ -12,6 +12,7 @@ from sklearn_lama.classification._targets import MultiLabel, MultiOutput, learn_
 from sklearn_lama.inspection import explain, top_attended_words
 from sklearn_lama.modules import TaskwiseCrossEntropy
 from sklearn_lama.training._batching import MAX_BATCH_TOKENS, BatchBudget, BucketBatchSampler
+from tests._tolerances import Exact, assert_identical
 
 from .conftest import make_classifier, make_pipeline
 
@@ -54,15 +55,15 @@ def indicator_fits():
 def test_indicator_matrix_round_trip(kind, indicator_fits):
     X, Y, fitted = indicator_fits
     clf = fitted[kind]
-    np.testing.assert_array_equal(clf.classes_, np.arange(4))
+    assert_identical(clf.classes_, np.arange(4), why=Exact.DISCRETE)
     predicted = clf.predict(X)
     assert predicted.shape == Y.shape and predicted.dtype.kind == "i"
     proba = clf.predict_proba(X)
     assert proba.shape == Y.shape
-    np.testing.assert_array_equal(predicted, (proba > 0.5).astype(int))
+    assert_identical(predicted, (proba > 0.5).astype(int), why=Exact.SAME_CALL)
     scores = clf.decision_function(X)
     assert scores.shape == Y.shape
-    np.testing.assert_array_equal(predicted, (scores > 0).astype(int))
+    assert_identical(predicted, (scores > 0).astype(int), why=Exact.SAME_CALL)
     # Label order: the constant labels are learned in their own columns.
     assert proba[:, 1].max() < 0.5 < proba[:, 2].min()
     assert f1_score(Y, predicted, average="micro") > 0.8
@@ -122,7 +123,7 @@ def test_multi_output_classes_and_outputs_per_task(kind):
     assert [p.shape for p in proba] == [(len(X), 2), (len(X), 3)]
     for k, p in enumerate(proba):
         np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-6)
-        np.testing.assert_array_equal(clf.classes_[k][p.argmax(axis=1)], predicted[:, k])
+        assert_identical(clf.classes_[k][p.argmax(axis=1)], predicted[:, k], why=Exact.SAME_CALL)
     scores = clf.decision_function(X)
     assert scores[0].shape == (len(X),) and scores[1].shape == (len(X), 3)
 
@@ -271,12 +272,12 @@ def test_calibration_never_changes_predictions(y_kind):
     assert plain.temperature_ is None
     assert calibrated.temperature_.shape == ((2,) if y_kind == "tasks" else (1,))
     assert (calibrated.temperature_ > 0).all()
-    np.testing.assert_array_equal(calibrated.predict(X), plain.predict(X))
+    assert_identical(calibrated.predict(X), plain.predict(X), why=Exact.SAME_CALL)
     plain_scores, scores = plain.decision_function(X), calibrated.decision_function(X)
     if y_kind != "tasks":
         plain_scores, scores = [plain_scores], [scores]
     for a, b in zip(plain_scores, scores):
-        np.testing.assert_array_equal(a, b)
+        assert_identical(a, b, why=Exact.SAME_CALL)
     proba, plain_proba = calibrated.predict_proba(X), plain.predict_proba(X)
     if y_kind != "tasks":
         proba, plain_proba = [proba], [plain_proba]
@@ -326,15 +327,15 @@ def test_persistence_of_targets_and_temperatures(tmp_path, y_kind):
     clf = make_classifier("duo", max_epochs=2, calibration="temperature").fit(X, y)
     save_weights(clf, tmp_path / "model.pt")
     loaded = load_weights(tmp_path / "model.pt")
-    np.testing.assert_array_equal(loaded.temperature_, clf.temperature_)
-    np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
+    assert_identical(loaded.temperature_, clf.temperature_, why=Exact.COPY)
+    assert_identical(loaded.predict(X), clf.predict(X), why=Exact.COPY)
     for a, b in zip(loaded.predict_proba(X), clf.predict_proba(X)):
-        np.testing.assert_array_equal(a, b)
+        assert_identical(a, b, why=Exact.COPY)
     if y_kind != "indicator":
         assert isinstance(loaded.target_encoder_, MultiOutput)
         for a, b in zip(loaded.classes_, clf.classes_):
             assert a.dtype == b.dtype
-            np.testing.assert_array_equal(a, b)
+            assert_identical(a, b, why=Exact.COPY)
 
 
 # ------------------------------------------------------------- inspection

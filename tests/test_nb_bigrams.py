@@ -11,6 +11,7 @@ from sklearn_lama import load_weights, save_weights
 from sklearn_lama.classification._nb_features import ngram_log_count_ratios
 from sklearn_lama.modules import PairFeatures, document_folds
 from sklearn_lama.training._batching import SequenceBatches
+from tests._tolerances import Exact, assert_identical
 
 from .conftest import make_classifier, make_pipeline
 
@@ -66,7 +67,7 @@ def test_no_pair_across_documents_and_rows_counted_with_their_weights():
         batches, np.array([0, 0, 2]), y[[0, 0, 2]], np.ones(3), V, 2, min_count=1, folds=3
     )
     # Cross-fitted blocks included: a weight of 2 counts as the row twice in each.
-    np.testing.assert_array_equal(weighted[0], repeated[0])
+    assert_identical(weighted[0], repeated[0], why=Exact.DISCRETE)
     np.testing.assert_allclose(weighted[1], repeated[1])
 
 
@@ -83,8 +84,8 @@ def test_cross_fitted_blocks_count_the_documents_outside_their_fold():
         batches, training, y[training], np.ones(37), V, 2, min_count=1, folds=0
     )
     block = keys // V**2
-    np.testing.assert_array_equal(keys[block == 0], full[0])
-    np.testing.assert_array_equal(ratios[block == 0], full[1])
+    assert_identical(keys[block == 0], full[0], why=Exact.DISCRETE)
+    assert_identical(ratios[block == 0], full[1], why=Exact.SAME_CALL)
     fold = _folds(batches, 3)
     assert len(np.unique(fold[training])) == 3
     for f in range(3):
@@ -92,9 +93,9 @@ def test_cross_fitted_blocks_count_the_documents_outside_their_fold():
         unscaled = ngram_log_count_ratios(
             batches, outside, y[outside], np.ones(len(outside)), V, 2, min_count=1, folds=0
         )
-        np.testing.assert_array_equal(keys[block == f + 1] - (f + 1) * V**2, unscaled[0])
+        assert_identical(keys[block == f + 1] - (f + 1) * V**2, unscaled[0], why=Exact.DISCRETE)
         # Standardised by its own spread: nothing in it depends on fold f's labels.
-        np.testing.assert_array_equal(ratios[block == f + 1], unscaled[1])
+        assert_identical(ratios[block == f + 1], unscaled[1], why=Exact.SAME_CALL)
 
 
 def test_training_rows_read_the_block_of_their_fold():
@@ -129,7 +130,7 @@ def test_pair_features_take_the_saved_number_of_pairs():
     rebuilt = PairFeatures(torch.zeros(0, dtype=torch.int64), torch.zeros(0, 2), V)
     rebuilt.load_state_dict(trained.state_dict())
     ids = torch.tensor([[1, 2, 2, 4]])
-    assert torch.equal(rebuilt(ids), trained(ids))
+    assert_identical(rebuilt(ids), trained(ids), why=Exact.COPY)
 
 
 def test_pair_columns_reach_the_core_and_survive_saving(kind, toy_corpus, tmp_path):
@@ -148,10 +149,10 @@ def test_pair_columns_reach_the_core_and_survive_saving(kind, toy_corpus, tmp_pa
     buffer = io.BytesIO()
     joblib.dump(pipe, buffer)
     buffer.seek(0)
-    np.testing.assert_array_equal(joblib.load(buffer).predict_proba(texts), expected)
+    assert_identical(joblib.load(buffer).predict_proba(texts), expected, why=Exact.COPY)
     save_weights(pipe, tmp_path / "model.pt")
-    np.testing.assert_array_equal(
-        load_weights(tmp_path / "model.pt").predict_proba(texts), expected
+    assert_identical(
+        load_weights(tmp_path / "model.pt").predict_proba(texts), expected, why=Exact.COPY
     )
 
 

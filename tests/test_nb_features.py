@@ -16,6 +16,7 @@ from sklearn_lama.classification._targets import SingleLabel
 from sklearn_lama.modules import SequenceNetwork
 from sklearn_lama.training._batching import SequenceBatches, TrainingView
 from sklearn_lama.training._splits import HoldOut
+from tests._tolerances import Exact, assert_differ, assert_identical
 
 from .conftest import make_classifier, make_pipeline
 
@@ -53,7 +54,7 @@ def test_token_ratios_count_only_the_given_rows_with_their_weights():
     # Row weights 2 and a repeated row are the same counts.
     weighted = _token_ratios(batches, np.array([0, 1]), y[:2], np.array([2.0, 1.0]), 5, 2)
     repeated = _token_ratios(batches, np.array([0, 0, 1]), y[[0, 0, 1]], np.ones(3), 5, 2)
-    np.testing.assert_array_equal(weighted[0], repeated[0])
+    assert_identical(weighted[0], repeated[0], why=Exact.DISCRETE)
     np.testing.assert_allclose(weighted[1], repeated[1])
     # Documents 2 and 3 left out: token 4 was never seen, and has no ratio.
     assert 4 not in weighted[0]
@@ -99,23 +100,25 @@ def test_a_training_documents_own_features_ignore_its_label(n_classes):
     for document in range(0, n, 7):
         flipped = y.copy()
         flipped[document] = (y[document] + 1) % n_classes
-        assert torch.equal(features(y, document, True, 5), features(flipped, document, True, 5))
+        # In training a document reads the block of the other folds' counts: the label
+        # flipped is not among them, so the same code sums the same counts.
+        assert_identical(
+            features(y, document, True, 5),
+            features(flipped, document, True, 5),
+            why=Exact.SAME_TERMS,
+        )
         # Predictions read the ratios of every training document, this one's label included.
-        assert not torch.equal(
-            features(y, document, False, 5), features(flipped, document, False, 5)
-        )
+        assert_differ(features(y, document, False, 5), features(flipped, document, False, 5))
         # Without cross-fitting, the label reaches the document's own features: the leak.
-        assert not torch.equal(
-            features(y, document, True, 0), features(flipped, document, True, 0)
-        )
+        assert_differ(features(y, document, True, 0), features(flipped, document, True, 0))
 
 
 def test_hold_out_draws_the_rows_skorch_would():
     y = np.repeat([0, 1, 2], [30, 50, 20])
     split = HoldOut(y, 0.1, seed=7)
     train, valid = ValidSplit(0.1, stratified=True, random_state=7)(np.zeros(len(y)), y)
-    np.testing.assert_array_equal(split.train_rows, train.indices)
-    np.testing.assert_array_equal(split.valid_rows, valid.indices)
+    assert_identical(split.train_rows, train.indices, why=Exact.DISCRETE)
+    assert_identical(split.valid_rows, valid.indices, why=Exact.DISCRETE)
 
 
 @pytest.mark.parametrize("nb_unigram_weight, extra", [(0.0, 0), (3.0, 1)])
@@ -171,10 +174,13 @@ def test_embedding_dropout_acts_only_while_training():
     ids, lengths = torch.tensor([[1, 2, 3]]), torch.tensor([3])
     with torch.no_grad():
         network.eval()
-        assert torch.equal(network.embed(lengths, ids=ids)[0], table[[1, 2, 3]][None])
+        assert_identical(
+            network.embed(lengths, ids=ids)[0], table[[1, 2, 3]][None], why=Exact.COPY
+        )
         network.train()
         dropped = network.embed(lengths, ids=ids)[0]
-    assert (dropped == 0).any() and not torch.equal(dropped, table[[1, 2, 3]][None])
+    assert (dropped == 0).any()
+    assert_differ(dropped, table[[1, 2, 3]][None])
 
 
 def test_the_ratio_block_weighs_the_same_for_any_number_of_classes():

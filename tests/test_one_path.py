@@ -66,14 +66,8 @@ ALLOWED = {
     ),
     ("modules/_network.py", "_load_from_state_dict"): (
         "torch.nn.Module's per-module loading, overridden to size NgramFeatures' n-gram "
-        "buffers to the saved ones before they are copied and to drop SequenceNetwork's "
-        "folded inference; torch 2.4, the floor, has no public pre-hook "
-        "(register_load_state_dict_pre_hook came later)"
-    ),
-    ("modules/_network.py", "_apply"): (
-        "torch.nn.Module's one path of to(), cuda(), half(), ...: overridden to drop the "
-        "folded inference, derived from weights that move or change dtype; torch has no "
-        "public hook there"
+        "buffers to the saved ones before they are copied; torch 2.4, the floor, has no "
+        "public pre-hook (register_load_state_dict_pre_hook came later)"
     ),
     ("modules/_lama.py", "torch.gru"): (
         "the recurrence nn.GRU runs (cuDNN on CUDA, aten::gru in ONNX), on weights assembled "
@@ -463,7 +457,8 @@ def test_the_checker_sees_private_reads():
 def test_no_file_reads_the_private_members_of_the_modules_classes():
     # A core or the network changes its inner workings without breaking a reader elsewhere:
     # nothing outside a file of sklearn_lama/modules reads its classes' underscore members
-    # (the folded Duo head reads the public SequenceNetwork.token_inputs()).
+    # (Duo's folded head reads the public SequenceNetwork.token_inputs() and
+    # NgramFeatures.inference_features()).
     found = []
     reads = {path: list(_private_reads(_tree(path))) for path in SOURCES}
     for owner in sorted((PACKAGE / "modules").glob("*.py")):

@@ -1,7 +1,13 @@
-"""Every inference of a fitted network runs one computation: Duo's folded head where it folds."""
+"""Prediction runs the module the estimator built for it; training and inspection the network.
+
+Duo's head folds (``SequenceNetwork.fold``): the estimator builds the folded
+form at the end of ``fit``, ``partial_fit`` and loading (``inference_module_``)
+and predicts with it; the network's forward is one path, in every mode.
+"""
 
 import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -13,11 +19,22 @@ from sklearn_lama import (
     LAMAClassifier,
     MetaEmbeddingTransformer,
     Word2VecVectorizer,
+    load_weights,
+    save_weights,
 )
 from sklearn_lama.classification import _base
-from sklearn_lama.modules import DuoModule, FoldedDuoHead
+from sklearn_lama.modules import (
+    DuoModule,
+    FoldedDuoHead,
+    FoldedNetwork,
+    LAMAModule,
+    NgramFeatures,
+    PairFeatures,
+    SequenceNetwork,
+    TableStreams,
+)
 from sklearn_lama.utils._threads import resolve_threads, torch_threads
-from tests._tolerances import Exact, assert_identical, assert_within
+from tests._tolerances import Exact, assert_differ, assert_identical, assert_within
 
 # float32's unit roundoff.
 U = 2.0**-24
@@ -162,7 +179,8 @@ def test_folded_duo_gives_the_network_logits(toy_corpus, monkeypatch, n_tables, 
     X = _tables(texts, n_tables).transform(texts)
     clf = DuoClassifier(d_ff=16, max_epochs=3, random_state=0, **params).fit(X, labels)
     network = clf.net_.module_
-    assert isinstance(network.core.fold(network.token_inputs()), FoldedDuoHead)
+    assert isinstance(clf.inference_module_, FoldedNetwork)
+    assert isinstance(clf.inference_module_.head, FoldedDuoHead)
     batches = _recorded_batches(monkeypatch)
     logits = clf.decision_function(X)
     assert len(batches) > 0
@@ -175,13 +193,104 @@ def test_folded_duo_gives_the_network_logits(toy_corpus, monkeypatch, n_tables, 
     assert np.isfinite(logits).all()
 
 
+def _duo_network(n_tables=2, side_features=0, **core):
+    """A SequenceNetwork over a random Duo core, with token and pair features of 3 folds."""
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    vocabulary, n_classes, folds = 30, 3, 3
+    tables = [torch.randn(vocabulary, width) for width in (6, 10)[:n_tables]]
+    for table in tables:
+        table[0] = 0.0
+    tokens = torch.from_numpy(np.unique(rng.integers(1, (folds + 1) * vocabulary, 40)))
+    pairs = torch.from_numpy(np.unique(rng.integers(1, (folds + 1) * vocabulary**2, 200)))
+    token_features = NgramFeatures(
+        tokens, torch.randn(len(tokens), 2), vocabulary, n=1, folds=folds
+    )
+    pair_features = PairFeatures(pairs, torch.randn(len(pairs), 1), vocabulary, folds=folds)
+    widths = tuple(t.shape[1] + 3 for t in tables)
+    network = SequenceNetwork(
+        DuoModule(widths if n_tables == 2 else widths[0], n_classes, d_ff=8, **core),
+        tables=tables,
+        combine=TableStreams(),
+        token_features=token_features,
+        token_scales=torch.tensor([0.5, 2.0][:n_tables]),
+        pair_features=pair_features,
+        pair_scales=torch.tensor([1.5, 0.25][:n_tables]),
+        side_features=side_features,
+        n_outputs=n_classes,
+    )
+    if side_features:
+        torch.nn.init.normal_(network.side.weight)
+    ids = torch.from_numpy(rng.integers(1, vocabulary, (6, 9)))
+    lengths = torch.tensor([9, 7, 5, 3, 1, 1])
+    ids = ids * (torch.arange(9) < lengths.unsqueeze(1))
+    side = torch.randn(6, side_features) if side_features else None
+    return network, {"lengths": lengths, "ids": ids, "side": side}
+
+
+@pytest.mark.parametrize("n_tables", [1, 2])
+@pytest.mark.parametrize(
+    "core", [{}, {"positions": None, "bias": False}, {"attention_softmax": False}]
+)
+def test_the_folded_network_gives_the_network_logits(n_tables, core):
+    # The fold on its own, a torch module built from a network's weights: the logits of the
+    # network's forward in eval mode, within the rounding bound of the two computations, and
+    # the side term added by the same kernel (one more rounding of the sum on each side).
+    network, batch = _duo_network(n_tables, side_features=2, **core)
+    folded = network.fold()
+    assert isinstance(folded, FoldedNetwork) and isinstance(folded.head, FoldedDuoHead)
+    assert list(folded.parameters()) == []
+    with torch.no_grad():
+        plain = network.eval()(**batch)[0]
+        logits, penalty = folded(**batch)
+    assert_identical(penalty, torch.zeros(()), why=Exact.ZERO)
+    bound = _rounding_bound(network, batch["lengths"], batch["ids"])
+    bound = bound + 2 * U * (plain.abs() + logits.abs())
+    assert_within(logits, plain, bound)
+
+
+def test_the_folded_network_is_a_snapshot_without_a_mode():
+    network, batch = _duo_network()
+    network.train()  # pair features read the cross-fitted blocks in train mode
+    folded = network.fold()
+    with torch.no_grad():
+        reference = folded(**batch)[0]
+        # No mode: the n-gram features it reads are block 0's, whatever the modes.
+        assert_identical(folded.train()(**batch)[0], reference, why=Exact.SAME_CALL)
+        assert_identical(network.eval().fold()(**batch)[0], reference, why=Exact.SAME_CALL)
+        # Weights changed afterwards do not reach it; a new fold reads them.
+        network.core.output.bias[1] += 1.0
+        assert_identical(folded(**batch)[0], reference, why=Exact.SAME_CALL)
+        again = network.fold()(**batch)[0]
+    assert (again[:, 1] > reference[:, 1] + 0.5).all()
+    # Logits 0 and 2 read none of the weights changed: within two folds' rounding bound.
+    bound = _rounding_bound(network, batch["lengths"], batch["ids"])
+    assert_within(again[:, [0, 2]], reference[:, [0, 2]], bound[:, [0, 2]])
+    with pytest.raises(ValueError, match="reads token ids"):
+        folded(batch["lengths"], x=torch.zeros(6, 9, 9))
+
+
+def test_a_network_without_a_folded_form_folds_to_none():
+    for core in ({"n_layers": 1, "n_heads": 1}, {"positions": "add"}):
+        network, _ = _duo_network(**core)
+        assert network.fold() is None
+    vectors = SequenceNetwork(DuoModule(4, 2, d_ff=8), combine=TableStreams())
+    assert vectors.fold() is None  # it reads vectors: no lookups
+    lama = SequenceNetwork(
+        LAMAModule(4, 2, n_heads=2, hidden_size=3, mlp_hidden=4),
+        vocabulary_size=9,
+        embedding_dim=4,
+    )
+    assert lama.fold() is None
+
+
 @pytest.mark.parametrize("params", [{"n_layers": 1, "n_heads": 2}, {"positions": "add"}])
 def test_duo_without_a_fold_predicts_through_its_forward(toy_corpus, monkeypatch, params):
     texts, labels = toy_corpus
     X = _tables(texts, 2).transform(texts)
     clf = DuoClassifier(d_ff=16, max_epochs=1, random_state=0, **params).fit(X, labels)
     network = clf.net_.module_
-    assert network.core.fold(network.token_inputs()) is None
+    assert network.fold() is None and clf.inference_module_ is network
     batches = _recorded_batches(monkeypatch)
     proba = clf.predict_proba(X)
     assert proba.shape == (len(texts), 2)
@@ -205,81 +314,98 @@ def _counting(monkeypatch, cls, name):
     return calls
 
 
-def test_every_inference_runs_the_folded_head(toy_corpus, monkeypatch):
-    # Validation, the calibration's temperatures and every prediction method: the module's
-    # forward runs only while training.
+def test_prediction_runs_the_inference_module_training_and_validation_the_network(
+    toy_corpus, monkeypatch
+):
+    # Training and its validation run the network's forward; the calibration's temperatures
+    # and every prediction method the folded form that fit built, once, at its end.
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_lama.inspection import token_attributions
+
     texts, labels = toy_corpus
-    X = _tables(texts, 2).transform(texts)
+    tables = _tables(texts, 2)
+    X = tables.transform(texts)
     forwards = _counting(monkeypatch, DuoModule, "forward")
-    folded = _counting(monkeypatch, FoldedDuoHead, "__call__")
+    folded = _counting(monkeypatch, FoldedDuoHead, "forward")
+    folds = _counting(monkeypatch, SequenceNetwork, "fold")
     clf = DuoClassifier(
         d_ff=16, max_epochs=2, random_state=0, early_stopping=True, calibration="temperature"
     ).fit(X, labels)
     assert clf.temperature_ is not None
-    assert all(forwards) and len(folded) > 0
+    assert True in forwards and False in forwards  # training batches, validation batches
+    assert len(folds) == 1 and len(folded) > 0
     forwards.clear()
     folded.clear()
     clf.predict(X), clf.predict_proba(X), clf.decision_function(X)
-    assert forwards == [] and len(folded) >= 3
+    assert forwards == [] and len(folded) >= 3 and len(folds) == 1
+    # The network's forward takes its one path in eval mode without gradients too.
+    network = clf.net_.module_.eval()
+    ids, lengths = torch.tensor([[1, 2, 3]]), torch.tensor([3])
+    with torch.no_grad():
+        network(lengths, ids=ids)
+    assert forwards == [False] and len(folds) == 1
+    # So does the inspection, without gradients too (occlusion).
+    token_attributions(make_pipeline(tables, clf), texts[:5], "occlusion")
+    assert len(forwards) > 1 and not any(forwards) and len(folds) == 1
 
 
-def test_the_folded_head_is_kept_until_the_weights_can_change(toy_corpus, monkeypatch):
+def _assert_predicts_with_its_weights(clf, X, batches):
+    """``clf``'s predictions are its network's logits now, within the folding's rounding bound.
+
+    ``batches`` is the list of :func:`_recorded_batches`.
+    """
+    assert isinstance(clf.inference_module_, FoldedNetwork)
+    batches.clear()
+    clf.decision_function(X)
+    network = clf.net_.module_
+    for inputs, folded in batches:
+        with torch.no_grad():
+            plain = network.classify(*network.embed(**inputs))[0]
+        assert_within(folded, plain, _rounding_bound(network, **inputs))
+
+
+def test_the_estimator_folds_again_after_partial_fit_warm_start_and_loading(
+    toy_corpus, tmp_path, monkeypatch
+):
     texts, labels = toy_corpus
     X = _tables(texts, 2).transform(texts)
     clf = DuoClassifier(d_ff=16, max_epochs=1, random_state=0).fit(X, labels)
-    network = clf.net_.module_
-    folds = _counting(monkeypatch, DuoModule, "fold")
-    # Entering train mode drops the fold; the predictions that follow share the next one.
-    network.train()
+    folds = _counting(monkeypatch, SequenceNetwork, "fold")
+    batches = _recorded_batches(monkeypatch)
     reference = clf.decision_function(X)
-    clf.predict_proba(X)
-    assert len(folds) == 1
-    network.train()
+    # Modes and predictions fold nothing: the form is the estimator's, built once.
+    clf.net_.module_.train()
     assert_identical(clf.decision_function(X), reference, why=Exact.SAME_CALL)
-    assert len(folds) == 2
-    # New weights by load_state_dict: the next inference folds them.
-    ids, lengths = torch.tensor([[1, 2, 3], [4, 5, 0]]), torch.tensor([3, 2])
-    with torch.no_grad():
-        before = network(lengths, ids=ids)[0]
-        state = copy.deepcopy(network.state_dict())
-        state["core.output.bias"][1] += 1.0
-        network.load_state_dict(state)
-        after = network(lengths, ids=ids)[0]
-        assert len(folds) == 3
-        assert_identical(
-            after, network.core.fold(network.token_inputs())(lengths, ids), why=Exact.SAME_CALL
-        )
-    assert (after[:, 1] > before[:, 1] + 0.5).all()
-    assert len(folds) == 4
-    # Logit 0 reads none of the weights changed, through a fold of other weights: within
-    # the rounding bound of two folded computations.
-    assert_within(after[:, 0], before[:, 0], _rounding_bound(network, lengths, ids)[:, 0])
-    # float64 weights run the module's forward (no fold); back in float32, a new fold.
-    network.double()
-    clf.decision_function(X)
-    assert len(folds) == 4
-    network.float()
-    clf.decision_function(X)
-    assert len(folds) == 5
-    # A copy folds its own weights, not the original's.
-    copied = copy.deepcopy(network).eval()
-    with torch.no_grad():
-        assert_identical(copied(lengths, ids=ids)[0], network(lengths, ids=ids)[0], why=Exact.COPY)
-    assert len(folds) == 6
-
-
-def test_the_module_forward_runs_with_gradients_and_under_autocast(toy_corpus, monkeypatch):
-    texts, labels = toy_corpus
-    X = _tables(texts, 2).transform(texts)
-    network = DuoClassifier(d_ff=16, max_epochs=1, random_state=0).fit(X, labels).net_.module_
-    folds = _counting(monkeypatch, DuoModule, "fold")
-    ids, lengths = torch.tensor([[1, 2, 3]]), torch.tensor([3])
-    network.eval()
-    logits = network(lengths, ids=ids)[0]
-    assert logits.requires_grad and folds == []
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-        network(lengths, ids=ids)
     assert folds == []
+    # New weights, each time folded at the end of the fit that trained them: nothing stale.
+    for fit in (
+        lambda: clf.partial_fit(X, labels),
+        lambda: clf.set_params(warm_start=True).fit(X, labels),
+    ):
+        before = clf.inference_module_
+        fit()
+        assert clf.inference_module_ is not before and len(folds) == 1
+        folds.clear()
+        _assert_predicts_with_its_weights(clf, X, batches)
+        assert_differ(clf.decision_function(X), reference)
+        reference = clf.decision_function(X)
+    # Loaded (pickle, deepcopy, weights file): folded from the loaded weights, the same
+    # weights folded by the same kernels on the same threads, so the same predictions.
+    save_weights(clf, tmp_path / "duo.safetensors")
+    for load in (
+        lambda: pickle.loads(pickle.dumps(clf)),
+        lambda: copy.deepcopy(clf),
+        lambda: load_weights(tmp_path / "duo.safetensors"),
+    ):
+        loaded = load()
+        assert len(folds) == 1 and loaded.inference_module_ is not clf.inference_module_
+        folds.clear()
+        assert_identical(loaded.decision_function(X), reference, why=Exact.COPY)
+        _assert_predicts_with_its_weights(loaded, X, batches)
+    # Under autocast (precision="bf16") the estimator predicts with the network itself.
+    clf.set_params(precision="bf16").fit(X, labels)
+    assert clf.inference_module_ is clf.net_.module_ and folds == []
 
 
 def test_onnx_export_traces_the_folded_head(toy_corpus, tmp_path):

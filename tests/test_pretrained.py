@@ -13,6 +13,7 @@ from gensim.models import KeyedVectors
 from sklearn_lama import Word2VecVectorizer
 from sklearn_lama.text import _vector_files
 from sklearn_lama.text._vectorizer import procrustes
+from tests._tolerances import Exact, assert_identical
 
 GENSIM_GLOVE = Path(gensim.__file__).parent / "test" / "test_data" / "test_glove.txt"
 
@@ -61,14 +62,14 @@ def test_every_form_plain_and_compressed(tmp_path, form, suffix, fmt):
     ).fit(DOCS)
     assert set(vec.vocabulary_) == {"cat", "dog", "bird"}  # fish has no vector here
     for word in ("cat", "dog", "bird"):
-        np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_[word]], ROWS[word])
+        assert_identical(vec.embedding_[vec.vocabulary_[word]], ROWS[word], why=Exact.COPY)
     assert vec.coverage_ == 1.0
 
 
 def test_compression_is_recognised_by_content(tmp_path):
     path = _write(tmp_path / "vectors.txt", gzip.compress(_word2vec_text().encode()))
     vec = Word2VecVectorizer(pretrained=path, min_count=1, oov_vectors="drop").fit(DOCS)
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["dog"]], ROWS["dog"])
+    assert_identical(vec.embedding_[vec.vocabulary_["dog"]], ROWS["dog"], why=Exact.COPY)
 
 
 @pytest.mark.parametrize("binary", [False, True])
@@ -160,11 +161,11 @@ def test_uncovered_words_keep_their_place(tmp_path, oov_vectors):
     for word in ("fish", "eel"):
         row = vec.embedding_[vec.vocabulary_[word]]
         assert row.any() and not any(np.allclose(row, v) for v in ROWS.values())
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["cat"]], ROWS["cat"])
+    assert_identical(vec.embedding_[vec.vocabulary_["cat"]], ROWS["cat"], why=Exact.COPY)
     again = Word2VecVectorizer(
         pretrained=path, min_count=1, oov_vectors=oov_vectors, random_state=0
     ).fit(docs)
-    np.testing.assert_array_equal(again.embedding_, vec.embedding_)
+    assert_identical(again.embedding_, vec.embedding_, why=Exact.SAME_CALL)
     assert vec.transform(["eel"]).document(0).tolist() == [vec.vocabulary_["eel"]]
 
 
@@ -222,7 +223,7 @@ def test_coverage_survives_save_and_load(tmp_path):
     save_weights(vec, tmp_path / "vec.pt")
     loaded = load_weights(tmp_path / "vec.pt")
     assert loaded.coverage_ == vec.coverage_ == pytest.approx(3 / 4)
-    np.testing.assert_array_equal(loaded.embedding_, vec.embedding_)
+    assert_identical(loaded.embedding_, vec.embedding_, why=Exact.COPY)
     assert os.fspath(loaded.pretrained) == path
 
 
@@ -253,10 +254,10 @@ def test_frozen_vectors_in_pipeline_and_grid_search(toy_corpus, unlabeled):
     table = vectors.embedding_.copy()
     pipe.fit(texts, labels)
     assert "unlabeled" in pipe["emb"].vocabulary_  # fitted on the unlabeled text, not refitted
-    np.testing.assert_array_equal(pipe["emb"].embedding_, table)
+    assert_identical(pipe["emb"].embedding_, table, why=Exact.COPY)
     search = GridSearchCV(pipe, {"clf__hidden_size": [2, 4]}, cv=2).fit(texts, labels)
     assert search.best_estimator_["emb"].estimator is vectors
-    np.testing.assert_array_equal(vectors.embedding_, table)
+    assert_identical(vectors.embedding_, table, why=Exact.COPY)
     assert search.predict(texts[:3]).shape == (3,)
 
 
@@ -268,7 +269,7 @@ def test_frozen_vectors_save_and_load_weights(toy_corpus, unlabeled, tmp_path):
     pipe.fit(texts, labels)
     save_weights(pipe, tmp_path / "pipe.pt")
     loaded = load_weights(tmp_path / "pipe.pt")
-    np.testing.assert_array_equal(loaded.predict_proba(texts), pipe.predict_proba(texts))
+    assert_identical(loaded.predict_proba(texts), pipe.predict_proba(texts), why=Exact.COPY)
     loaded.fit(texts, labels)  # still frozen after loading
     assert "unlabeled" in loaded["emb"].vocabulary_
 

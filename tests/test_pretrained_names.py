@@ -21,6 +21,7 @@ from sklearn_lama.text._pretrained import (
     PretrainedVectors,
     locate,
 )
+from tests._tolerances import Exact, assert_identical
 
 from .test_reader_termination import outcome, truncations
 
@@ -105,8 +106,8 @@ def fitted(**params):
 def test_installed_package_resolves_without_importing_it(package):
     vec = fitted(oov_vectors="drop")
     for word in ("cat", "dog", "bird"):
-        np.testing.assert_array_equal(
-            vec.embedding_[vec.vocabulary_[word]], PACKAGE_ROWS[WORDS.index(word)]
+        assert_identical(
+            vec.embedding_[vec.vocabulary_[word]], PACKAGE_ROWS[WORDS.index(word)], why=Exact.COPY
         )
     assert "fake-vectors" in vec.pretrained_origin_
     assert vec.coverage_ == 1.0
@@ -114,16 +115,16 @@ def test_installed_package_resolves_without_importing_it(package):
 
 def test_gensim_data_copy_resolves(gensim_data):
     vec = fitted(oov_vectors="drop")
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["dog"]], GENSIM_ROWS[2])
+    assert_identical(vec.embedding_[vec.vocabulary_["dog"]], GENSIM_ROWS[2], why=Exact.COPY)
     assert "gensim-data" in vec.pretrained_origin_
 
 
 def test_gensim_data_copy_comes_before_the_package(package, gensim_data):
     vec = fitted(oov_vectors="drop")
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["cat"]], GENSIM_ROWS[1])
+    assert_identical(vec.embedding_[vec.vocabulary_["cat"]], GENSIM_ROWS[1], why=Exact.COPY)
     (gensim_data / NAME / f"{NAME}.gz").unlink()
     vec = fitted(oov_vectors="drop")
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["cat"]], PACKAGE_ROWS[1])
+    assert_identical(vec.embedding_[vec.vocabulary_["cat"]], PACKAGE_ROWS[1], why=Exact.COPY)
 
 
 def test_missing_everywhere_says_which_install_provides_it():
@@ -145,7 +146,7 @@ def test_other_gensim_data_names_and_missing_files(tmp_path, monkeypatch):
     (folder / "other-model" / "other-model.gz").write_bytes(gzip.compress(b"cat 1 2\ndog 3 4\n"))
     monkeypatch.setenv("GENSIM_DATA_DIR", str(folder))
     vec = Word2VecVectorizer(pretrained="other-model", min_count=1, oov_vectors="drop").fit(DOCS)
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["dog"]], [3, 4])
+    assert_identical(vec.embedding_[vec.vocabulary_["dog"]], [3, 4], why=Exact.COPY)
     with pytest.raises(ValueError, match="neither an existing file"):
         Word2VecVectorizer(pretrained="glove-twitter-25").fit(DOCS)
     with pytest.raises(ValueError, match="does not exist"):
@@ -156,15 +157,15 @@ def test_words_are_matched_by_their_lower_case_form(package):
     vec = Word2VecVectorizer(
         pretrained=NAME, lowercase=False, min_count=1, oov_vectors="drop"
     ).fit(DOCS)
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["The"]], PACKAGE_ROWS[0])
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["the"]], PACKAGE_ROWS[0])
+    assert_identical(vec.embedding_[vec.vocabulary_["The"]], PACKAGE_ROWS[0], why=Exact.COPY)
+    assert_identical(vec.embedding_[vec.vocabulary_["the"]], PACKAGE_ROWS[0], why=Exact.COPY)
 
 
 def test_only_corpus_words_are_read(package):
     table = locate(NAME)
     words, vectors = table.load({"dog", "emu"})
     assert words == ["dog"] and vectors.dtype == np.float32
-    np.testing.assert_array_equal(vectors, PACKAGE_ROWS[[2]])
+    assert_identical(vectors, PACKAGE_ROWS[[2]], why=Exact.COPY)
 
 
 def test_package_table_that_does_not_fit_its_index(tmp_path):

@@ -34,6 +34,7 @@ from sklearn_lama.datasets._gettext import read_mo, read_po
 from sklearn_lama.text import _vector_files
 from sklearn_lama.text._vector_files import MAX_DIM, MAX_LINE, load_vectors
 from sklearn_lama.utils import _persistence
+from tests._tolerances import Exact, assert_identical
 
 from .test_gettext import PO, mo_bytes
 
@@ -209,7 +210,7 @@ def test_vector_files_read_exactly_or_refuse_a_lying_header(tmp_path_factory, ca
         assert not isinstance(result, ValueError), result
         words, vectors = result
         assert words == list(rows)
-        np.testing.assert_array_equal(vectors, np.array(list(rows.values()), np.float32))
+        assert_identical(vectors, np.array(list(rows.values()), np.float32), why=Exact.COPY)
 
 
 @pytest.mark.parametrize("suffix", list(COMPRESS))
@@ -227,7 +228,7 @@ def test_vector_files_end_at_every_truncation(tmp_path, form, suffix):
                 words, vectors = result
                 assert words == list(rows)[: len(words)]
                 if len(words) > 1:
-                    np.testing.assert_array_equal(vectors[:-1], [rows[w] for w in words[:-1]])
+                    assert_identical(vectors[:-1], [rows[w] for w in words[:-1]], why=Exact.COPY)
 
 
 @BOUNDED
@@ -265,14 +266,14 @@ def test_file_without_final_newline_issue_27(tmp_path, suffix):
     vec = Word2VecVectorizer(pretrained=path, min_count=1, oov_vectors="drop")
     with time_limit():
         vec.fit(["cat dog", "dog bird"])
-    np.testing.assert_array_equal(vec.embedding_[vec.vocabulary_["bird"]], [1, 1])
+    assert_identical(vec.embedding_[vec.vocabulary_["bird"]], [1, 1], why=Exact.COPY)
     # And in the other forms.
     rows = {"cat": [1.0, 0.0], "dog": [0.0, 1.0]}
     for form in ("word2vec", "binary"):
         data = COMPRESS[suffix](_vector_file(rows, form, final=b""))
         words, vectors = outcome(load_vectors, _write(tmp_path, f"v{suffix}", data), form)
         assert words == ["cat", "dog"]
-        np.testing.assert_array_equal(vectors, [[1, 0], [0, 1]])
+        assert_identical(vectors, [[1, 0], [0, 1]], why=Exact.COPY)
 
 
 def test_huge_declared_sizes_are_refused_without_allocating(tmp_path):

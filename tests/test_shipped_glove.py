@@ -16,6 +16,7 @@ import pytest
 
 from sklearn_lama import Word2VecVectorizer, load_weights
 from sklearn_lama.text._pretrained import DATA, DEFAULT, PRETRAINED, PackagedTable, locate
+from tests._tolerances import Exact, assert_identical
 
 from .test_pretrained_names import offline  # noqa: F401 (the fixture, used by pytestmark)
 from .test_reader_termination import time_limit
@@ -65,7 +66,7 @@ def test_the_shipped_rows_are_the_full_tables_rounded_to_float16():
     row = {w: i for i, w in enumerate(words)}
     # Rounding to float16 is exact arithmetic on the float32 values: no tolerance.
     expected = full.astype(np.float16).astype(np.float32)
-    np.testing.assert_array_equal(vectors[[row[w] for w in full_words]], expected)
+    assert_identical(vectors[[row[w] for w in full_words]], expected, why=Exact.COPY)
 
 
 def _write(folder, words, rows, name="t"):
@@ -83,7 +84,7 @@ def test_a_generated_table_reads_back(tmp_path):
     table = _write(tmp_path, WORDS, ROWS)
     words, vectors = table.load({"cat", "dog", "fish"})
     assert words == ["cat", "dog"]
-    np.testing.assert_array_equal(vectors, ROWS[[1, 3]].astype(np.float32))
+    assert_identical(vectors, ROWS[[1, 3]].astype(np.float32), why=Exact.COPY)
 
 
 def _damage(folder, how):

@@ -32,7 +32,7 @@ from sklearn_lama.inspection import (
     side_contributions,
     token_attributions,
 )
-from sklearn_lama.modules import SequenceNetwork
+from sklearn_lama.modules import FoldedNetwork, SequenceNetwork
 from sklearn_lama.text._sequences import pad_ragged
 from tests._tolerances import Exact, assert_differ, assert_identical, assert_same_predictions
 
@@ -229,22 +229,22 @@ def test_side_features_add_a_linear_term_to_the_logits():
 
 
 def test_duo_folded_inference_adds_the_side_term():
-    """Duo's folded inference (eval, no gradients) keeps the side features' term.
+    """Duo's folded inference (the estimator's ``inference_module_``) keeps the side term.
 
     Two folded runs that differ in the side features only differ by
     ``side @ W.T``, up to the roundings of adding it (see the test above).
     """
     frame, y = tickets(80)
     pipe = side_pipeline("duo", max_epochs=2).fit(frame, y)
-    network = pipe[-1].net_.module_.eval()
+    network, folded = pipe[-1].net_.module_, pipe[-1].inference_module_
+    assert isinstance(folded, FoldedNetwork)
     seqs = pipe[0].transform(frame.iloc[:8])
     ids, lengths = pad_ragged(seqs.ids, seqs.offsets, np.arange(8))
     ids, lengths = torch.from_numpy(ids), torch.from_numpy(lengths)
     side = torch.from_numpy(seqs.side)
     with torch.no_grad():
-        logits = network(lengths, ids=ids, side=side)[0]
-        base = network(lengths, ids=ids, side=torch.zeros_like(side))[0]
-    assert network._folded is not None
+        logits = folded(lengths, ids=ids, side=side)[0]
+        base = folded(lengths, ids=ids, side=torch.zeros_like(side))[0]
     term = side @ network.side.weight.T
     bound = 2**-22 * logits.abs().max() + side.shape[1] * 2**-24 * (
         side.abs() @ network.side.weight.abs().T
@@ -452,11 +452,13 @@ def test_onnx_server_takes_the_same_columns(tmp_path):
     to_onnx(pipe, tmp_path / "model.onnx")
     served = OnnxTextClassifier(tmp_path / "model.onnx")
     rows = pd.concat([frame, frame.iloc[:2].assign(product="watch")])
-    # The side features are the same float32 numbers (the encoders' float64
-    # arithmetic, then float32); ONNX Runtime's kernels associate the network's
-    # sums their own way: the float32 bound of the network, whose 128-term
-    # reductions cover the side term's 4 products and 1 addition.
-    bound = probability_bound("fcsr", pipe, rows)
+    # The graph's encoders (skl2onnx's) compute the side features in float32,
+    # within side_bound of scikit-learn's; ONNX Runtime's kernels associate the
+    # network's sums their own way: the float32 bound of the network, whose
+    # 128-term reductions cover the side term's 4 products and 1 addition.
+    from tests.test_export import side_bound
+
+    bound = probability_bound("fcsr", pipe, rows) + side_bound(pipe, rows)
     proba = pipe.predict_proba(rows)
     np.testing.assert_allclose(served.predict_proba(rows), proba, rtol=0, atol=bound)
     # The labels of two computations: equal wherever those probabilities decide them.

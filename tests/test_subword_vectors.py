@@ -13,6 +13,7 @@ from sklearn_lama import (
     Word2VecVectorizer,
 )
 from sklearn_lama.translation._subword_vectors import start_from_word2vec, word2vec_vectors
+from tests._tolerances import Exact, assert_differ, assert_identical
 
 from .test_translator import EN, FR, SMALL
 
@@ -28,10 +29,10 @@ def test_vectors_cover_exactly_the_ids_that_occur():
 def test_vectors_are_deterministic_and_cbow_differs_from_skip_gram():
     ids, cbow = word2vec_vectors(SENTENCES, 8, sg=False, seed=3)
     again_ids, again = word2vec_vectors(SENTENCES, 8, sg=False, seed=3)
-    np.testing.assert_array_equal(ids, again_ids)
-    np.testing.assert_array_equal(cbow, again)
+    assert_identical(ids, again_ids, why=Exact.DISCRETE)
+    assert_identical(cbow, again, why=Exact.SAME_CALL)
     sg_ids, sg = word2vec_vectors(SENTENCES, 8, sg=True, seed=3)
-    np.testing.assert_array_equal(ids, sg_ids)
+    assert_identical(ids, sg_ids, why=Exact.DISCRETE)
     assert not np.allclose(cbow, sg)
 
 
@@ -49,7 +50,7 @@ def test_tables_start_from_rescaled_vectors_of_cbow_then_skip_gram():
     unused = [0, 1, 2, 3, 10, 11]
     for k, (table, old) in enumerate(zip(tables, before)):
         weight = table.weight.detach()
-        torch.testing.assert_close(weight[unused], old[unused], rtol=0, atol=0)
+        assert_identical(weight[unused], old[unused], why=Exact.COPY)
         assert weight[used].numpy().std() == pytest.approx(0.25, rel=1e-5)
         ids, vectors = word2vec_vectors(SENTENCES, 8, sg=k == 1, seed=7 + k)
         expected = vectors * (0.25 / vectors.std())
@@ -127,8 +128,8 @@ def test_word2vec_start_changes_the_model_and_is_reproducible():
     b = DuoTranslator(**params).fit(EN, FR)
     c = DuoTranslator(**params, embedding_init="random").fit(EN, FR)
     for name, value in a.module_.state_dict().items():
-        torch.testing.assert_close(value, b.module_.state_dict()[name], rtol=0, atol=0)
-    assert not torch.equal(a.module_.tgt_embeddings[0].weight, c.module_.tgt_embeddings[0].weight)
+        assert_identical(value, b.module_.state_dict()[name], why=Exact.SAME_CALL)
+    assert_differ(a.module_.tgt_embeddings[0].weight, c.module_.tgt_embeddings[0].weight)
 
 
 def test_bad_embedding_init_is_refused_naming_the_parameter():

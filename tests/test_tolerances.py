@@ -6,7 +6,18 @@ import numpy as np
 import pytest
 import torch
 
-from tests._tolerances import U, gamma, matmul_bound, probability_bound, reassociation_bound
+from tests._tolerances import (
+    Exact,
+    U,
+    assert_differ,
+    assert_identical,
+    assert_same_predictions,
+    gamma,
+    identical,
+    matmul_bound,
+    probability_bound,
+    reassociation_bound,
+)
 
 
 def _orderings(x, rng):
@@ -80,3 +91,48 @@ def test_probability_bound_holds_for_softmax_and_sigmoid():
     assert (moved <= probability_bound(dz.abs().max(1).values)).all()
     moved = (torch.sigmoid(z + dz) - torch.sigmoid(z)).abs()
     assert (moved <= probability_bound(dz.abs())).all()
+
+
+# ------------------------------------------------------------------ exact comparisons
+def test_assert_identical_compares_bit_for_bit_with_a_reason():
+    x = torch.tensor([1.0, float("nan"), -0.5])
+    assert_identical(x, x.clone(), why=Exact.COPY)
+    assert_identical(x.numpy(), x, why=Exact.COPY)  # NaN matches NaN, a tensor its array
+    assert_identical([x, x[:1]], [x.clone(), x[:1].clone()], why=Exact.COPY)
+    with pytest.raises(AssertionError):
+        assert_identical(x, torch.nextafter(x, x + 1), why=Exact.SAME_CALL)  # an ulp apart
+    with pytest.raises(AssertionError, match="shapes"):
+        assert_identical(x[:1], x[:1].expand(3), why=Exact.COPY)  # no broadcasting
+    with pytest.raises(AssertionError):
+        assert_identical([x, x], [x], why=Exact.COPY)
+    with pytest.raises(TypeError, match="why must be one of"):
+        assert_identical(x, x, why="same call")  # a reason from the list, not words
+    assert identical(np.arange(3), [0, 1, 2], why=Exact.DISCRETE)
+    with pytest.raises(TypeError, match="floats round"):
+        assert_identical(x, x, why=Exact.DISCRETE)
+    assert_identical(torch.zeros(2), [0, 0], why=Exact.ZERO)
+    with pytest.raises(AssertionError, match="not all zero"):
+        assert_identical(x[:1], x[:1], why=Exact.ZERO)
+    assert_differ(x, x + 1)
+    with pytest.raises(AssertionError, match="should differ"):
+        assert_differ(x, x.clone())
+
+
+def test_assert_same_predictions_lets_rounding_move_only_near_ties():
+    proba = np.array([[0.9, 0.1], [0.5 + 1e-7, 0.5 - 1e-7], [0.2, 0.8]])
+    classes = np.array(["neg", "pos"])
+    expected = classes[proba.argmax(1)]
+    assert_same_predictions(expected, expected, proba, 1e-6, classes)
+    near_tie_moved = np.array(["neg", "pos", "pos"])
+    assert_same_predictions(near_tie_moved, expected, proba, 1e-6, classes)
+    with pytest.raises(AssertionError):
+        assert_same_predictions(near_tie_moved, expected, proba, 1e-8, classes)
+    with pytest.raises(AssertionError):  # a decided row moved
+        assert_same_predictions(np.array(["neg", "neg", "neg"]), expected, proba, 1e-6, classes)
+    # Indicators: a label moves only within the bound of 0.5.
+    indicators = (proba > 0.5).astype(int)
+    moved = indicators.copy()
+    moved[1] = [0, 1]
+    assert_same_predictions(moved, indicators, proba, 1e-6)
+    with pytest.raises(AssertionError):
+        assert_same_predictions(1 - indicators, indicators, proba, 1e-6)

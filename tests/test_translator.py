@@ -32,6 +32,7 @@ from sklearn_lama.translation._subwords import (
     protect_placeholders,
     restore_placeholders,
 )
+from tests._tolerances import Exact, assert_identical
 
 from .conftest import InterruptAt
 
@@ -137,22 +138,33 @@ class _Scripted(torch.nn.Module):
 
     After BOS: A 0.55, B 0.45. After A: A 0.37, B 0.35, EOS 0.28. After anything else: EOS 0.99.
     Greedy takes A and ends with probability 0.55 x 0.37 x 0.99 = 0.20; the best translation is
-    "B" with 0.45 x 0.99 = 0.45.
+    "B" with 0.45 x 0.99 = 0.45. Decoding's state is the prefix of each row.
     """
+
+    class State:
+        def __init__(self, n):
+            self.prefixes = [[] for _ in range(n)]
+
+        def select(self, rows, memory=True):
+            self.prefixes = [list(self.prefixes[i]) for i in rows.tolist()]
 
     def encode(self, src):
         return (torch.zeros(src.shape[0], 1, 1),), torch.ones(src.shape[0], 1, dtype=torch.bool)
 
-    def decode(self, tokens, memory, memory_mask, last_only=False):
+    def start_decoding(self, memory, memory_mask):
+        return self.State(memory_mask.shape[0])
+
+    def decode_next(self, tokens, state, last_only=False):
         probs = torch.full((tokens.shape[0], 6), 1e-4)
-        for row, prefix in enumerate(tokens.tolist()):
+        for row, (prefix, new) in enumerate(zip(state.prefixes, tokens.tolist())):
+            prefix += new
             if prefix == [BOS_ID]:
                 probs[row, 4], probs[row, 5] = 0.55, 0.45
             elif prefix == [BOS_ID, 4]:
                 probs[row, 3], probs[row, 4], probs[row, 5] = 0.28, 0.37, 0.35
             else:
                 probs[row, EOS_ID] = 0.99
-        return probs.log().unsqueeze(1).expand(-1, 1 if last_only else tokens.shape[1], -1)
+        return probs.log().unsqueeze(1)
 
 
 def test_beam_search_beats_greedy_where_greedy_is_short_sighted():
@@ -294,7 +306,7 @@ def test_warm_start_continues_weights_optimizer_and_schedule():
     model.set_params(warm_start=True, max_epochs=1, vocab_size=500).fit(EN, FR)
     seen = _recorder(model.net_).seen
     for name, value in seen["on_train_begin"][0].items():
-        torch.testing.assert_close(value, stopped[name], rtol=0, atol=0)
+        assert_identical(value, stopped[name], why=Exact.COPY)
     assert model.target_subwords_ is subwords  # the vocabularies of the first fit
     assert len(model.history_) == 3
     expected = [

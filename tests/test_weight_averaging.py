@@ -9,6 +9,7 @@ import torch
 from skorch.callbacks import Callback
 
 from sklearn_lama.training._callbacks import WeightAveraging, averaging_decay
+from tests._tolerances import Exact, identical
 
 from .conftest import make_pipeline
 
@@ -118,7 +119,8 @@ class _Record(Callback):
 
 
 def _same(a, b):
-    return all(torch.equal(x, y) for x, y in zip(a, b))
+    """Whether two lists of weights are the same tensors' values: copies, never recomputed."""
+    return identical(a, b, why=Exact.COPY)
 
 
 @pytest.mark.parametrize("kind", ["lama", "duo"])
