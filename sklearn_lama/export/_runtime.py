@@ -15,7 +15,9 @@ import numpy as np
 __all__ = ["OnnxTextClassifier", "TextEncoder"]
 
 FORMAT = "sklearn_lama.onnx"
-FORMAT_VERSION = 1
+# Version 2 (0.11.0): the side columns' encoders in the graph; version 1 (0.9.0, 0.10.0)
+# held them as numbers, and its files without side columns read the same.
+FORMAT_VERSION = 2
 # Reserved ids of the vocabulary: 0 pads, 1 stands for out-of-vocabulary words.
 _OOV_ID = 1
 _FIRST_WORD_ID = 2
@@ -52,12 +54,12 @@ class OnnxTextClassifier:
     encoder : TextEncoder or None
         The text side; ``None`` for a graph exported from a classifier alone.
     columns : dict or None
-        For a pipeline whose text step sat in a ``ColumnTransformer`` beside
-        side columns: the text column's name and the side columns' fitted
-        encoders (imputed values, means and scales, categories), which
-        :func:`read_table` applies; the documents are then a table (a pandas
-        or polars DataFrame, or a dict of columns) with those columns.
-        ``None`` otherwise.
+        For a pipeline whose text step sat in a ``ColumnTransformer``: the
+        text column's name, the graph's input of each side column (their
+        encoders, converted by skl2onnx, are part of the graph), the graph's
+        output of the side features and their names; the documents are then
+        a table (a pandas or polars DataFrame, or a dict of columns) with
+        those columns. ``None`` otherwise.
     settings : dict
         The ``.json`` file: the text side (``None`` when the graph was
         exported from a classifier alone, which reads token ids), the classes
@@ -68,7 +70,9 @@ class OnnxTextClassifier:
     ImportError
         If onnxruntime is not installed.
     ValueError
-        If the files are missing or not written by ``to_onnx``.
+        If the files are missing or not written by ``to_onnx``, or were
+        written by sklearn_lama 0.10.0 from a pipeline with side columns
+        (whose encoders the settings file held; export the pipeline again).
 
     Examples
     --------
@@ -109,6 +113,8 @@ class OnnxTextClassifier:
         text = self.settings["text"]
         self.encoder = None if text is None else TextEncoder(text)
         self.columns = self.settings.get("columns")
+        # The side columns' inputs that read strings (the others read float32).
+        self._strings = {i.name for i in self._session.get_inputs() if i.type == "tensor(string)"}
 
     def encode(self, documents):
         """Token ids of each document: a list of int64 arrays.
@@ -128,13 +134,16 @@ class OnnxTextClassifier:
     # ----------------------------------------------------------- prediction
     def _outputs(self, documents):
         """The graph's probabilities and logits of each document (float32)."""
-        side = None
+        side, names = {}, ["probabilities", "logits"]
         if self.columns is not None:
-            documents, side = read_table(documents, self.columns)
+            documents, side = read_table(documents, self.columns, self._strings)
+        if side:
+            names.append(self.columns["output"])
         sequences = self.encode(documents)
         n_classes = len(self.classes_)
-        probabilities = np.empty((len(sequences), n_classes), dtype=np.float32)
-        logits = np.empty((len(sequences), n_classes), dtype=np.float32)
+        outputs = [np.empty((len(sequences), n), dtype=np.float32) for n in (n_classes, n_classes)]
+        if side:
+            outputs.append(np.empty((len(sequences), len(self.columns["features"])), np.float32))
         lengths = np.array([len(s) for s in sequences], dtype=np.int64)
         for rows in self._batches(lengths):
             # An empty document is one padding token, as the estimators read it.
@@ -148,12 +157,23 @@ class OnnxTextClassifier:
             else:
                 batch_lengths = np.maximum(lengths[rows], 1)
             feeds = {"ids": ids, "lengths": batch_lengths}
-            if side is not None:
-                feeds["side"] = side[rows]
-            probabilities[rows], logits[rows] = self._session.run(
-                ["probabilities", "logits"], feeds
-            )
-        return probabilities, logits
+            feeds.update((name, values[rows]) for name, values in side.items())
+            for output, values in zip(outputs, self._run(names, feeds)):
+                output[rows] = values
+        if side:
+            _check_finite(outputs[2], self.columns["features"])
+        return outputs[0], outputs[1]
+
+    def _run(self, names, feeds):
+        try:
+            return self._session.run(names, feeds)
+        except Exception as exc:  # onnxruntime raises its own error types
+            if not self.columns or not self.columns["inputs"]:
+                raise
+            raise ValueError(
+                "onnxruntime could not run the model on these side columns (an encoder "
+                f"fitted with handle_unknown='error' fails on a category unknown in fit): {exc}"
+            ) from None
 
     def _batches(self, lengths):
         """Rows of each run: by increasing length, within ``batch_size`` and ``max_tokens``."""
@@ -247,8 +267,8 @@ class TextEncoder:
         return np.array(ids[: self.settings["max_len"]], dtype=np.int64)
 
 
-def read_table(table, columns):
-    """``(documents, side)`` of a table: its text column and its side features, encoded.
+def read_table(table, columns, strings):
+    """``(documents, side)`` of a table: its text column and its side columns, as graph inputs.
 
     Parameters
     ----------
@@ -257,27 +277,36 @@ def read_table(table, columns):
         dict of lists) that holds the columns of ``fit``.
     columns : dict
         The ``"columns"`` entry of the settings file: the text column's
-        name and, per side transformer, its columns and fitted steps.
+        name and the graph's input of each side column.
+    strings : set of str
+        The inputs that read strings; the others read float32.
 
     Returns
     -------
     documents : list
         The text column.
-    side : ndarray of shape (n_documents, n_side), float32
-        The side features, as the fitted ``ColumnTransformer`` makes them.
+    side : dict of str to ndarray of shape (n_documents, 1)
+        Each side column, by the name of its input.
     """
     documents = _column(table, columns["text"])
-    blocks = [_encode(table, part, len(documents)) for part in columns["parts"]]
-    side = np.hstack(blocks) if blocks else np.zeros((len(documents), 0))
-    names = [name for part in columns["parts"] for name in _names(part)]
-    bad = np.argwhere(~np.isfinite(side))
-    if len(bad):
-        row, j = bad[0]
-        raise ValueError(
-            f"Side feature {names[j]!r} holds missing or infinite values (document {row} "
-            "first); the exported pipeline had no imputer for it."
-        )
-    return documents, side.astype(np.float32)
+    side = {}
+    for column, name in columns["inputs"].items():
+        values = _column(table, column)
+        if len(values) != len(documents):
+            raise ValueError(
+                f"column {column!r} holds {len(values)} rows, the text {len(documents)}."
+            )
+        if name in strings:
+            values = np.array([str(v) for v in values], dtype=object)
+        else:
+            try:
+                values = np.asarray(values, dtype=np.float32)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"column {column!r} holds values that are not numbers: {exc}"
+                ) from None
+        side[name] = values.reshape(-1, 1)
+    return documents, side
 
 
 def _column(table, name):
@@ -290,69 +319,15 @@ def _column(table, name):
     return list(values)
 
 
-def _missing(value):
-    return value is None or (isinstance(value, float) and value != value)
-
-
-def _encode(table, part, n):
-    """The features of one side transformer: its columns through its fitted steps."""
-    values = np.empty((n, len(part["columns"])), dtype=object)
-    for j, name in enumerate(part["columns"]):
-        column = _column(table, name)
-        if len(column) != n:
-            raise ValueError(f"column {name!r} holds {len(column)} rows, the text {n}.")
-        values[:, j] = column
-    for step in part["steps"]:
-        kind = step["kind"]
-        if kind == "impute":
-            for j, fill in enumerate(step["values"]):
-                values[:, j] = [fill if _missing(v) else v for v in values[:, j]]
-        elif kind == "scale":
-            values = np.array(
-                [[np.nan if _missing(v) else v for v in row] for row in values], np.float64
-            ).reshape(n, -1)
-            if step["mean"] is not None:
-                values -= np.asarray(step["mean"])
-            if step["scale"] is not None:
-                values /= np.asarray(step["scale"])
-        elif kind == "one_hot":
-            values = np.hstack(
-                [
-                    _one_hot(values[:, j], categories, step["handle_unknown"], name)
-                    for j, (categories, name) in enumerate(
-                        zip(step["categories"], part["columns"])
-                    )
-                ]
-            )
-    return np.array(
-        [[np.nan if _missing(v) else v for v in row] for row in values], np.float64
-    ).reshape(n, -1)
-
-
-def _one_hot(column, categories, handle_unknown, name):
-    index = {category: i for i, category in enumerate(categories)}
-    out = np.zeros((len(column), len(categories)))
-    for row, value in enumerate(column):
-        i = index.get(value)
-        if i is None and handle_unknown == "error":
-            raise ValueError(
-                f"column {name!r} holds the category {value!r}, unknown in fit (the "
-                "exported OneHotEncoder has handle_unknown='error')."
-            )
-        if i is not None:
-            out[row, i] = 1.0
-    return out
-
-
-def _names(part):
-    one_hot = [s for s in part["steps"] if s["kind"] == "one_hot"]
-    if not one_hot:
-        return part["columns"]
-    return [
-        f"{name}_{category}"
-        for name, categories in zip(part["columns"], one_hot[-1]["categories"])
-        for category in categories
-    ]
+def _check_finite(side, names):
+    """Refuse side features that are missing or infinite, as the classifiers do."""
+    bad = np.argwhere(~np.isfinite(side))
+    if len(bad):
+        row, j = bad[0]
+        raise ValueError(
+            f"Side feature {names[j]!r} holds missing or infinite values (document {row} "
+            "first); the exported pipeline had no imputer for it."
+        )
 
 
 def read_settings(path):
@@ -365,9 +340,19 @@ def read_settings(path):
         raise ValueError(f"{str(path)!r} cannot be read as JSON: {exc}") from None
     if not isinstance(settings, dict) or settings.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} is not a settings file written by to_onnx.")
-    if settings.get("format_version") != FORMAT_VERSION:
+    version = settings.get("format_version")
+    if version not in (1, FORMAT_VERSION):
         raise ValueError(
-            f"{str(path)!r} is in version {settings.get('format_version')!r} of the settings "
-            f"format; this reader reads version {FORMAT_VERSION}."
+            f"{str(path)!r} is in version {version!r} of the settings format; this reader "
+            f"reads versions 1 and {FORMAT_VERSION}."
+        )
+    if version == 1 and settings.get("columns") is not None:
+        # Version 1 (sklearn_lama 0.10.0) held the side columns' encoders as numbers
+        # for the server to apply; version 2 holds them in the graph.
+        raise ValueError(
+            f"{str(path)!r} was written by sklearn_lama {settings.get('library_version')} "
+            "with side columns, whose encoders this reader no longer applies (they are in "
+            "the graph since 0.11.0): export the fitted pipeline again with to_onnx, or "
+            "serve these files with sklearn_lama 0.10.0's OnnxTextClassifier."
         )
     return settings
