@@ -8,7 +8,9 @@ through the adapter of its kind into batches
 (:mod:`..training._batching`), which also gives the training view;
 ``fit`` hands that view, the hold-out split and the factories of the network
 and the net to :func:`..training._driver.train` in one call and keeps the net
-it returns; :mod:`..training._inference` runs the fitted net over the batches.
+it returns, then builds from it the module that predicts
+(:meth:`BaseSequenceClassifier._inference_module`, also after loading);
+:mod:`..training._inference` runs that module over the batches.
 """
 
 import warnings
@@ -26,7 +28,7 @@ from ..training._config import training_config
 from ..training._driver import continues, fitting, restore_net, train
 from ..training._inference import run_sorted
 from ..training._net import make_classifier_net, training_state
-from ..training._parameters import OPTIMIZERS, TRAINING_CONSTRAINTS
+from ..training._parameters import OPTIMIZERS, PRECISIONS, TRAINING_CONSTRAINTS
 from ..training._splits import hold_out
 from ..utils._persistence import save_state
 from ..utils._sklearn_compat import (
@@ -327,11 +329,15 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
                 save=save,
                 epochs=1 if partial else None,
             )
+            inference = self._inference_module(result.net)
             temperature = None
             if not partial and self.calibration is not None:
                 held_out = view.subset(split.valid_rows)
-                temperature = self._fit_temperatures(result.net, batches, budget, held_out)
+                temperature = self._fit_temperatures(
+                    result.net, inference, batches, budget, held_out
+                )
         self.net_ = result.net
+        self.inference_module_ = inference
         self.n_epochs_ = result.n_epochs
         self.checkpoint_path_ = checkpoint
         self.temperature_ = temperature
@@ -373,8 +379,12 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
             inference_batch_size=self.inference_batch_size,
         )
 
-    def _fit_temperatures(self, net, batches, budget, held_out):
-        """The target's temperatures, fitted on ``net``'s logits of the held-out rows."""
+    def _fit_temperatures(self, net, module, batches, budget, held_out):
+        """The target's temperatures, fitted on the logits of the held-out rows.
+
+        The logits are those that prediction computes: ``module``'s (the
+        :meth:`_inference_module` of ``net``).
+        """
         documents = np.unique(held_out.index)
         logits = self._collect_logits(
             batches,
@@ -385,6 +395,7 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
                 budget,
                 batch_size=self.inference_batch_size,
                 documents=documents,
+                module=module,
             ),
         )
         return self.target_encoder_.fit_temperatures(logits[held_out.index], held_out.y)
@@ -424,14 +435,42 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
         self.net_ = restore_net(
             self._build_network, self._make_net, self._training_config(), state
         )
+        self.inference_module_ = self._inference_module(self.net_)
         self.n_epochs_ = len(self.net_.history)
 
     # ---------------------------------------------------------- inference
-    def _run(self, X, compute, collect):
+    def _inference_module(self, net):
+        """The module that predicts with ``net``'s weights: the step after training and loading.
+
+        ``fit``, ``partial_fit`` (on a warm start too) and loading (a pickle,
+        :func:`~sklearn_lama.load_weights`) end with it and keep its result
+        as ``inference_module_``; ``predict``, ``predict_proba``,
+        ``decision_function`` and the calibration's temperatures run that
+        module. It is the network's folded form
+        (:meth:`~sklearn_lama.modules.SequenceNetwork.fold`, a
+        :class:`~sklearn_lama.modules.FoldedNetwork` built here from the
+        weights ``net`` holds) where the network has one and the net
+        computes in float32 (``precision="32"``: the folded form is not
+        computed under autocast); otherwise the network itself
+        (``net.module_``). Training, its validation and the inspection
+        (attention, attributions) run the network. Built with the
+        estimator's torch threads, as prediction runs; the network is left
+        in eval mode.
+        """
+        network = net.module_.eval()
+        if PRECISIONS[net.precision] is None:
+            with torch_threads(resolve_threads(self.torch_threads)):
+                folded = network.fold()
+            if folded is not None:
+                return folded
+        return network
+
+    def _run(self, X, compute, collect, module=None):
         """``collect(batches, pairs)``, ``pairs`` the ``(rows, output)`` of each batch.
 
-        ``output`` is ``compute(network, inputs)``; the pairs come batch by
-        batch, with the estimator's torch threads.
+        ``output`` is ``compute(network, inputs)``, ``network`` ``module``
+        (by default the fitted network, ``net_.module_``); the pairs come
+        batch by batch, with the estimator's torch threads.
         """
         check_is_fitted(self)
         with torch_threads(resolve_threads(self.torch_threads)):
@@ -442,6 +481,7 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
                 compute,
                 self._inference_budget(budget),
                 batch_size=self.inference_batch_size,
+                module=module,
             )
             return collect(batches, pairs)
 
@@ -455,7 +495,8 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
         return logits
 
     def _logits(self, X):
-        return self._run(X, _forward_logits, self._collect_logits)
+        check_is_fitted(self)
+        return self._run(X, _forward_logits, self._collect_logits, self.inference_module_)
 
     def decision_function(self, X):
         """The network's scores (logits) before the softmax or sigmoid.
@@ -582,5 +623,5 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
 
 
 def _forward_logits(network, inputs):
-    """The network's logits of a batch (without the penalty)."""
+    """The logits of a batch (without the penalty): of the network or its folded form."""
     return network(**inputs)[0]

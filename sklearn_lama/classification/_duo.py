@@ -294,6 +294,19 @@ class DuoClassifier(BaseSequenceClassifier):
     net_ : skorch.NeuralNetClassifier
         The trained skorch net; ``net_.history`` holds per-epoch metrics and
         ``net_.module_`` the torch network.
+    inference_module_ : torch.nn.Module
+        The module that ``predict``, ``predict_proba`` and
+        ``decision_function`` run, built from ``net_.module_``'s weights at
+        the end of ``fit`` and ``partial_fit`` and when the estimator is
+        loaded: without encoder layers and with ``positions`` ``"concat"`` or
+        ``None``, its head folded into per-token terms
+        (:class:`~sklearn_lama.modules.FoldedNetwork`, from
+        :meth:`SequenceNetwork.fold <sklearn_lama.modules.SequenceNetwork.fold>`;
+        the same logits to float32 rounding, faster), at ``precision="32"``;
+        otherwise ``net_.module_`` itself. A folded form is a snapshot:
+        weights changed in ``net_.module_`` by hand afterwards reach
+        prediction once it is built again,
+        ``clf.inference_module_ = clf.net_.module_.fold()``.
     n_epochs_ : int
         Epochs trained, over all ``fit`` calls that continued training
         (``warm_start``, ``partial_fit``).

@@ -272,6 +272,10 @@ class FCSRClassifier(BaseSequenceClassifier):
     net_ : skorch.NeuralNetClassifier
         The trained skorch net; ``net_.history`` holds per-epoch metrics and
         ``net_.module_`` the torch network.
+    inference_module_ : torch.nn.Module
+        The module that ``predict``, ``predict_proba`` and
+        ``decision_function`` run: ``net_.module_`` itself (FCSR has no
+        folded inference form; see :class:`DuoClassifier`).
     n_epochs_ : int
         Epochs trained, over all ``fit`` calls that continued training
         (``warm_start``, ``partial_fit``).

@@ -21,7 +21,7 @@ from ..classification._targets import SingleLabel
 from ..modules._network import NgramFeatures
 from ..text import MetaEmbeddingTransformer, Word2VecVectorizer
 from ..utils._persistence import check_writable, write_atomically
-from ._columns import column_settings
+from ._columns import join, side_graph
 from ._runtime import FORMAT, FORMAT_VERSION
 
 __all__ = ["to_onnx"]
@@ -50,6 +50,15 @@ def to_onnx(estimator, path):
     :class:`~sklearn_lama.export.OnnxTextClassifier` reads both and serves
     raw text with numpy and onnxruntime only.
 
+    For a pipeline whose text step sits in a
+    :class:`~sklearn.compose.ColumnTransformer` beside side columns,
+    skl2onnx converts the ColumnTransformer's other transformers (with their
+    column selections, the remainder included) into the same graph: one
+    more input per side column, ``columns/<name>`` (``(batch, 1)``, strings
+    where its encoder fitted string categories, float32 otherwise), and one
+    more output, the side features (``columns/side``); the settings name the
+    text column, those inputs and the side features.
+
     Parameters
     ----------
     estimator : LAMAClassifier, FCSRClassifier, DuoClassifier or Pipeline
@@ -57,8 +66,9 @@ def to_onnx(estimator, path):
         :class:`~sklearn_lama.TokenSequences` or a 2-D integer array), or a
         fitted :class:`~sklearn.pipeline.Pipeline` of a
         :class:`~sklearn_lama.Word2VecVectorizer` or
-        :class:`~sklearn_lama.MetaEmbeddingTransformer` and such a
-        classifier.
+        :class:`~sklearn_lama.MetaEmbeddingTransformer` (alone, or in a
+        :class:`~sklearn.compose.ColumnTransformer` fitted on a DataFrame)
+        and such a classifier.
     path : str or path-like
         The ``.onnx`` file to write; the settings go to the same name with
         the suffix ``.json``. Each file is replaced whole or not at all.
@@ -71,11 +81,13 @@ def to_onnx(estimator, path):
     Raises
     ------
     ImportError
-        If the ``onnx`` package is missing (``pip install 'sklearn-lama[onnx]'``).
+        If the ``onnx`` package is missing, or ``skl2onnx`` for side columns
+        (``pip install 'sklearn-lama[onnx]'``).
     TypeError
-        If ``estimator`` is not one of the above, or a vectorizer's
+        If ``estimator`` is not one of the above, a vectorizer's
         ``tokenizer``, ``preprocessor`` or ``strip_accents`` is a callable
-        (code, which the settings file cannot hold).
+        (code, which the settings file cannot hold), or skl2onnx cannot
+        convert a transformer of the side columns (nothing is written).
     ValueError
         If ``path`` cannot be written, or the classifier reads vectors
         instead of token ids, was fitted on a 2-D ``y`` (multi-label or
@@ -98,6 +110,11 @@ def to_onnx(estimator, path):
     fixed depth while traced), so one graph serves every length.
 
     .. versionadded:: 0.9.0
+
+    .. versionchanged:: 0.11.0
+       The side columns' encoders are converted into the graph by skl2onnx,
+       any that it converts; 0.10.0 wrote those of ``SimpleImputer``,
+       ``StandardScaler`` and ``OneHotEncoder`` into the settings file.
 
     Examples
     --------
@@ -126,16 +143,18 @@ def to_onnx(estimator, path):
             "scan chooses its path by the document's length. Refit with "
             "context_window=None to export."
         )
-    columns = None
-    if isinstance(text_step, ColumnTransformer):
-        columns, text_step = column_settings(text_step, classifier.input_adapter_.n_side)
-    if classifier.input_adapter_.n_side and columns is None:
+    if classifier.input_adapter_.n_side and not isinstance(text_step, ColumnTransformer):
         raise ValueError(
             f"this {type(classifier).__name__} was fitted with side features: export the "
             "Pipeline of its ColumnTransformer and it, so that the server encodes the columns."
         )
-    text = None if text_step is None else _text_settings(text_step)
     onnx = _require("onnx")
+    side, columns = None, None
+    if isinstance(text_step, ColumnTransformer):
+        if classifier.input_adapter_.n_side:
+            _require("skl2onnx")
+        side, columns, text_step = side_graph(text_step, classifier.input_adapter_.n_side, OPSET)
+    text = None if text_step is None else _text_settings(text_step)
     onnx_path = Path(path)
     settings_path = onnx_path.with_suffix(".json")
     check_writable(onnx_path, "path")
@@ -153,9 +172,11 @@ def to_onnx(estimator, path):
         "text": text,
         "columns": columns,
     }
-    graph = _graph_bytes(classifier)
-    onnx.checker.check_model(onnx.load_from_string(graph))
-    write_atomically(graph, onnx_path)
+    graph = onnx.load_from_string(_graph_bytes(classifier))
+    if side is not None:
+        graph = join(side, graph)
+    onnx.checker.check_model(graph)
+    write_atomically(graph.SerializeToString(), onnx_path)
     write_atomically(json.dumps(settings, ensure_ascii=False).encode("utf-8"), settings_path)
     return onnx_path, settings_path
 
@@ -264,22 +285,34 @@ class _TokenTable(nn.Module):
     same features as the sorted search in one gather.
     """
 
-    n = 1
-
     def __init__(self, features):
         super().__init__()
         self.register_buffer("table", features.block_table())
-
-    def block_table(self):
-        """The table, as :meth:`NgramFeatures.block_table` (Duo's folded head reads it)."""
-        return self.table
 
     def forward(self, ids):
         return self.table[ids]
 
 
+def _exportable(module):
+    """Make the n-gram features in ``module`` exportable, in place.
+
+    Token features become a :class:`_TokenTable`, pair features (with keys)
+    a :class:`_SearchedNgrams`: the same features, from operators ONNX has.
+    """
+    for name, child in module.named_children():
+        if isinstance(child, (_TokenTable, _SearchedNgrams)):
+            continue
+        if isinstance(child, NgramFeatures):
+            if child.n == 1:
+                setattr(module, name, _TokenTable(child))
+            elif len(child.keys):
+                setattr(module, name, _SearchedNgrams.of(child))
+        else:
+            _exportable(child)
+
+
 class _Probabilities(nn.Module):
-    """The fitted network from ``(ids, lengths)`` to ``(probabilities, logits)``.
+    """The fitted network or its folded form: ``(ids, lengths)`` to ``(probabilities, logits)``.
 
     The probabilities are the softmax of the logits divided by the
     calibration's ``temperature`` (1 without calibration).
@@ -298,12 +331,14 @@ class _Probabilities(nn.Module):
 def _graph_bytes(classifier):
     """The ONNX graph of ``classifier``'s fitted network, serialised."""
     network = copy.deepcopy(classifier.net_.module_).to("cpu", torch.float32).eval()
-    if network.token_features is not None:
-        network.token_features = _TokenTable(network.token_features)
-    if network.pair_features is not None and len(network.pair_features.keys):
-        network.pair_features = _SearchedNgrams.of(network.pair_features)
+    # What predict runs in float32: the network's folded form where it has one (Duo's
+    # head, whose per-token tables the graph then holds as constants), built here
+    # from the same weights, else the network.
+    folded = network.fold()
+    inference = network if folded is None else folded
+    _exportable(inference)
     temperature = 1.0 if classifier.temperature_ is None else float(classifier.temperature_[0])
-    model = _Probabilities(network, temperature).eval()
+    model = _Probabilities(inference, temperature).eval()
     # Any example traces the same graph: nothing in it branches on the sizes.
     ids = torch.tensor([[2, 3, 2, 3, 2], [3, 2, 0, 0, 0]], dtype=torch.int64)
     ids = ids.clamp(max=_vocabulary_size(network) - 1)
@@ -312,11 +347,6 @@ def _graph_bytes(classifier):
     if network.side is not None:
         # Side features: one more input, (batch, n_side) float32.
         inputs, names = (*inputs, torch.zeros((2, network.side.in_features))), [*names, "side"]
-    with torch.no_grad():
-        # The network's first inference folds a core that folds (Duo's head):
-        # the trace then reads the folded tables as constants of the graph,
-        # which computes what predict computes.
-        model(*inputs)
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         # The tracer notes every Python number taken from a size, and the

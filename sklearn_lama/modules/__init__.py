@@ -30,6 +30,7 @@ from ._lama import BiGRUEncoder, LAMAAttention, LAMAModule
 from ._losses import LabelwiseBCE, TaskwiseCrossEntropy
 from ._network import (
     ConcatenateTables,
+    FoldedNetwork,
     NgramFeatures,
     PairFeatures,
     SequenceNetwork,
@@ -51,6 +52,7 @@ __all__ = [
     "FCSRModule",
     "FeatureAttention",
     "FoldedDuoHead",
+    "FoldedNetwork",
     "LAMAAttention",
     "LAMAModule",
     "LabelwiseBCE",

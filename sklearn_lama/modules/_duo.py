@@ -514,8 +514,8 @@ class DuoModule(nn.Module):
     def fold(self, inputs):
         """This module's inference folded into per-token terms of its inputs' parts.
 
-        :class:`~sklearn_lama.modules.SequenceNetwork` calls it for every
-        inference over token ids (see its Notes).
+        :meth:`SequenceNetwork.fold <sklearn_lama.modules.SequenceNetwork.fold>`
+        calls it to build the network's inference form.
 
         Parameters
         ----------
@@ -565,7 +565,7 @@ class DuoModule(nn.Module):
         return self.output(self.dropout(e))
 
 
-class FoldedDuoHead:
+class FoldedDuoHead(nn.Module):
     """Duo's logits from per-token terms: the head of Eq. 1-3 folded into its inputs.
 
     Without encoder layers, everything in :class:`DuoModule` between a
@@ -590,7 +590,12 @@ class FoldedDuoHead:
     differently from :meth:`DuoModule.forward`, so the logits agree with it
     to float32 rounding.
 
-    Built by :meth:`DuoModule.fold`.
+    Built by :meth:`DuoModule.fold`, from the weights of that moment: its
+    buffers are computed from them, not views of them, and the n-gram
+    features it reads are those of inference
+    (:meth:`~sklearn_lama.modules.NgramFeatures.inference_features`), so it
+    computes the same in train and eval mode and does not change when the
+    module trains on.
 
     Parameters
     ----------
@@ -601,14 +606,15 @@ class FoldedDuoHead:
     """
 
     def __init__(self, core, inputs):
+        super().__init__()
         n_classes, p_width = core.n_classes, core.d2 + core.position_dim
         weight = core.output.weight
         fused = weight @ core.fusion.weight  # M = W^C W^O, (C, d2' + d1'), columns [a^P, a^S]
-        self.bias = torch.zeros(n_classes, dtype=weight.dtype, device=weight.device)
+        bias = torch.zeros(n_classes, dtype=weight.dtype, device=weight.device)
         if core.fusion.bias is not None:
-            self.bias += weight @ core.fusion.bias
+            bias += weight @ core.fusion.bias
         if core.output.bias is not None:
-            self.bias += core.output.bias
+            bias += core.output.bias
         # A token's terms, by column: w^S . s_t, w^P . p_t, M_S s_t (C), M_P p_t (C).
         rows = [
             self._columns(core.w_s, 0, fused[:, p_width:].T, n_classes),
@@ -616,25 +622,31 @@ class FoldedDuoHead:
         ]
         tables = (inputs.tables[0], inputs.tables[-1])
         widths = [t.shape[1] for t in tables]
-        self.table = tables[0] @ rows[0][: widths[0]] + tables[1] @ rows[1][: widths[1]]
-        self.ngram_terms = []
+        table = tables[0] @ rows[0][: widths[0]] + tables[1] @ rows[1][: widths[1]]
+        ngrams, ngram_weights = [], []
         for features, scales in inputs.features:
             values = features.block_table() if features.n == 1 else features.values
             k = values.shape[1]
             # Stream S reads the first table's scale, stream P the last's.
             mixed = sum(
-                scales[table].to(rows[i].dtype) * rows[i][widths[i] : widths[i] + k]
-                for i, table in enumerate((0, -1))
+                scales[which].to(rows[i].dtype) * rows[i][widths[i] : widths[i] + k]
+                for i, which in enumerate((0, -1))
             )
             widths = [w + k for w in widths]
             if features.n == 1:
-                self.table = self.table + values @ mixed
+                table = table + values @ mixed
             else:
-                self.ngram_terms.append((features, mixed))
+                ngrams.append(features.inference_features())
+                ngram_weights.append(mixed)
+        self.register_buffer("table", table)
+        self.register_buffer("bias", bias)
+        self.register_buffer("position_weights", rows[0][widths[0] :] + rows[1][widths[1] :])
+        self.ngrams = nn.ModuleList(ngrams)
+        for i, mixed in enumerate(ngram_weights):
+            self.register_buffer(f"ngram_weights_{i}", mixed)
         self.n_classes = n_classes
         self.attention_softmax = core.attention_softmax
         self.position_dim = core.position_dim
-        self.position_weights = rows[0][widths[0] :] + rows[1][widths[1] :]
 
     @staticmethod
     def _columns(scores, column, classes, n_classes):
@@ -645,12 +657,19 @@ class FoldedDuoHead:
         out[:, start : start + n_classes] = classes
         return out
 
-    def __call__(self, lengths, ids):
+    def ngram_terms(self):
+        """``(features, weights)`` per n-gram feature: ``weights`` ``(k, 2 + 2 C)``, its terms."""
+        return [
+            (features, getattr(self, f"ngram_weights_{i}"))
+            for i, features in enumerate(self.ngrams)
+        ]
+
+    def forward(self, lengths, ids):
         """Logits ``(B, C)`` of the padded batch ``ids`` ``(B, T)`` of ``lengths`` ``(B,)``."""
         length = ids.shape[1]
         mask = torch.arange(length, device=lengths.device) < lengths.unsqueeze(1)
         terms = self.table[ids]
-        for features, weights in self.ngram_terms:
+        for features, weights in self.ngram_terms():
             terms = terms + features(ids) @ weights
         if self.position_dim:
             encoding = _sinusoidal_positions(length, self.position_dim, ids.device, terms.dtype)

@@ -8,6 +8,7 @@ from torch import nn
 
 __all__ = [
     "ConcatenateTables",
+    "FoldedNetwork",
     "NgramFeatures",
     "PairFeatures",
     "SequenceNetwork",
@@ -15,9 +16,6 @@ __all__ = [
     "TokenInputs",
     "document_folds",
 ]
-
-# The folded core not built yet (``None`` is a core that does not fold).
-_NOT_FOLDED = object()
 
 
 def document_folds(ids, lengths, folds):
@@ -146,6 +144,17 @@ class NgramFeatures(nn.Module):
         keys at every batch would synchronise a GPU.
         """
         return int(torch.searchsorted(self.keys, self.vocabulary_size**self.n))
+
+    def inference_features(self):
+        """The features that inference reads: block 0, as an :class:`NgramFeatures` of its own.
+
+        Its buffers are views of this module's block 0 (nothing is copied)
+        and it has no folds, so it gives in either mode what this module
+        gives in eval mode (the n-gram features of a :class:`FoldedNetwork`).
+        """
+        return NgramFeatures(
+            self.keys[: self._block], self.values[: self._block], self.vocabulary_size, n=self.n
+        )
 
     def block_table(self):
         """Block 0 of token features (``n=1``) as a dense ``(vocabulary_size, k)`` table.
@@ -308,18 +317,17 @@ class SequenceNetwork(nn.Module):
 
     Notes
     -----
-    A core may define ``fold(token_inputs)``, returning a callable
-    ``(lengths, ids) -> logits`` that computes its logits from the parts of
-    the token vectors (:class:`TokenInputs`), or ``None``
-    (:meth:`DuoModule.fold`). The network then uses it for every inference
-    over token ids: in eval mode, without gradients (or while traced, as
-    ONNX export does), in float32 and outside autocast. It is the same
-    function of the weights, computed from fewer numbers per token. The
-    folded computation is built at the first such call and kept until the
-    weights can change: entering train mode, loading a state dict, or moving
-    the network to another device or dtype. Weights changed in place in
-    eval mode are not seen; call ``train()`` or ``load_state_dict`` to change
-    them.
+    :meth:`forward` takes one path, in every mode, with gradients or
+    without: the lookups, the core, the side term. A core may also define
+    ``fold(token_inputs)``, returning a module ``(lengths, ids) -> logits``
+    that computes the logits of its eval mode from the parts of the token
+    vectors (:class:`TokenInputs`), or ``None`` (:meth:`DuoModule.fold`);
+    :meth:`fold` then builds the network's inference form from the current
+    weights, a separate :class:`FoldedNetwork`. Nothing here chooses
+    between the two: an estimator builds the folded form at the end of
+    ``fit``, ``partial_fit`` and loading, and predicts with it
+    (``inference_module_``); training, its validation, autocast and the
+    inspection (attention, attributions) run this network.
     """
 
     def __init__(
@@ -353,7 +361,6 @@ class SequenceNetwork(nn.Module):
         self.core = core
         self.combine = ConcatenateTables() if combine is None else combine
         self.embedding_dropout = nn.Dropout(embedding_dropout)
-        self._folded = _NOT_FOLDED
         self.token_features = token_features
         self.pair_features = pair_features
         for name, features, scales in (
@@ -425,54 +432,86 @@ class SequenceNetwork(nn.Module):
         (B, side_features) the documents' side features, if the network
         has them.
         """
-        folded = self._folded_core(ids)
-        if folded is not None:
-            logits = folded(lengths, ids)
-            penalty = logits.new_zeros(())
-        else:
-            inputs, mask = self.embed(lengths, ids=ids, x=x)
-            logits, penalty = self.classify(inputs, mask)
+        inputs, mask = self.embed(lengths, ids=ids, x=x)
+        logits, penalty = self.classify(inputs, mask)
         if self.side is not None:
             logits = logits + self.side_logits(side)
         return logits, penalty
 
-    def _folded_core(self, ids):
-        """The core's folded inference for this call, or ``None`` (see the Notes)."""
+    def fold(self):
+        """This network's inference form, built from its current weights, or ``None``.
+
+        Returns
+        -------
+        FoldedNetwork or None
+            The logits of :meth:`forward` in eval mode, computed by the
+            core's folded form from token ids (see the Notes); ``None`` for
+            a core without one (``fold`` missing or returning ``None``) or
+            a network without lookups (it reads vectors). A snapshot: built
+            without gradients, in the weights' dtype and on their device,
+            it does not follow later changes of the weights; fold again
+            after changing them.
+        """
         fold = getattr(self.core, "fold", None)
-        tracing = torch.jit.is_tracing()
-        if (
-            fold is None
-            or ids is None
-            or not self.lookups
-            or self.training
-            or (torch.is_grad_enabled() and not tracing)
-            or torch.is_autocast_enabled(ids.device.type)
-            or self.lookups[0].weight.dtype != torch.float32
-        ):
+        if fold is None or not self.lookups:
             return None
-        if self._folded is _NOT_FOLDED:
-            self._folded = fold(self.token_inputs())
-        return self._folded
+        with torch.no_grad():
+            head = fold(self.token_inputs())
+            if head is None:
+                return None
+            return FoldedNetwork(head, None if self.side is None else self.side.weight)
 
-    def train(self, mode=True):
-        if mode:
-            self._folded = _NOT_FOLDED
-        return super().train(mode)
 
-    def _apply(self, fn, recurse=True):
-        self._folded = _NOT_FOLDED
-        return super()._apply(fn, recurse)
+class FoldedNetwork(nn.Module):
+    """A :class:`SequenceNetwork`'s inference form: its core folded, and the side term.
 
-    def _load_from_state_dict(self, *args, **kwargs):
-        self._folded = _NOT_FOLDED
-        super()._load_from_state_dict(*args, **kwargs)
+    Built by :meth:`SequenceNetwork.fold` from the network's weights at that
+    moment; called as the network is, ``(lengths, ids, side)`` to
+    ``(logits, penalty)``, with token ids only. It has no parameters and no
+    mode: its tensors are buffers computed from the weights (copies, not
+    views, of those that training changes), so training the network does not
+    change it; fold the network again once its weights changed.
 
-    def __getstate__(self):
-        # The folded core is derived from the weights: a copy builds its own.
-        state = self.__dict__.copy()
-        del state["_folded"]
-        return state
+    Parameters
+    ----------
+    head : nn.Module
+        The core's folded form, ``head(lengths, ids)`` ``(B, n_outputs)``
+        logits (:class:`FoldedDuoHead`).
+    side : Tensor of shape (n_outputs, side_features), default=None
+        The weight of the network's side-features layer, copied; ``None``
+        without side features.
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        self._folded = _NOT_FOLDED
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_lama.modules import DuoModule, SequenceNetwork, TableStreams
+    >>> _ = torch.manual_seed(0)
+    >>> tables = [torch.randn(9, 4), torch.randn(9, 6)]
+    >>> network = SequenceNetwork(DuoModule((4, 6), 3, d_ff=8), tables, combine=TableStreams())
+    >>> folded = network.fold()  # from the weights of now
+    >>> ids, lengths = torch.tensor([[1, 2, 3], [4, 5, 0]]), torch.tensor([3, 2])
+    >>> with torch.no_grad():
+    ...     plain = network.eval()(lengths, ids=ids)[0]
+    ...     gap = (folded(lengths, ids=ids)[0] - plain).abs().max()
+    >>> bool(gap < 1e-5)  # the same logits, summed in another order
+    True
+    """
+
+    def __init__(self, head, side=None):
+        super().__init__()
+        self.head = head
+        self.register_buffer("side", None if side is None else side.detach().clone())
+
+    def forward(self, lengths, ids=None, x=None, side=None):
+        """Return ``(logits, penalty)`` of a padded batch of token ``ids``, as the network's.
+
+        The penalty is 0: it is a term of the training loss. ``x`` (vectors)
+        is refused: the folded form reads token ids.
+        """
+        if ids is None or x is not None:
+            raise ValueError("a FoldedNetwork reads token ids (ids=...), not vectors (x=...).")
+        logits = self.head(lengths, ids)
+        if self.side is not None:
+            # The network's side term, computed by the same kernel (nn.Linear's).
+            logits = logits + F.linear(side.to(self.side.dtype), self.side)
+        return logits, logits.new_zeros(())

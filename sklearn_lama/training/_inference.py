@@ -11,10 +11,16 @@ from ._parameters import INFERENCE_BATCH
 __all__ = ["run_sorted"]
 
 
-def run_sorted(net, batches, compute, budget, batch_size=INFERENCE_BATCH, documents=None):
+def run_sorted(
+    net, batches, compute, budget, batch_size=INFERENCE_BATCH, documents=None, module=None
+):
     """Apply ``compute(network, inputs)`` to every document; yield ``(rows, output)`` per batch.
 
     ``documents`` (positions in ``batches``) restricts the run to those.
+    ``network`` is ``module``, by default the net's network (``net.module_``):
+    an estimator passes the inference form it built from the network
+    (``inference_module_``, a :class:`~sklearn_lama.modules.FoldedNetwork`)
+    to predict with it.
 
     Documents are sorted by length, which keeps padding, and so wasted
     compute, small, and cut into batches of at most ``batch_size`` documents
@@ -26,7 +32,7 @@ def run_sorted(net, batches, compute, budget, batch_size=INFERENCE_BATCH, docume
     order. A document predicted alone or among others of another number or
     length gets its result up to float32 rounding: matrix kernels round a row
     differently in products of another shape (docs/reliability.rst). ``rows`` are the
-    positions in ``batches`` of the batch's documents; the network is in eval
+    positions in ``batches`` of the batch's documents; ``network`` is in eval
     mode, without gradients, under the net's autocast (``precision``), and
     ``inputs`` are on the net's device; ``output`` is float32 whatever the
     precision.
@@ -37,7 +43,7 @@ def run_sorted(net, batches, compute, budget, batch_size=INFERENCE_BATCH, docume
     else:
         documents = np.asarray(documents, dtype=np.int64)
         order = documents[np.lexsort((keys[documents], lengths[documents]))]
-    network = net.module_
+    network = net.module_ if module is None else module
     network.eval()
     pinned = torch.device(net.device).type == "cuda"
     loader = make_loader(Subset(batches, order), batch_size, budget, pin_memory=pinned)
