@@ -3,88 +3,149 @@
 Every part measures one question on the shared harness and writes
 ``<name>.json`` (every measurement and the configuration), ``<name>.rst`` (the
 tables the docs include) and ``<name>.png`` to the output folder, stamped with
-the date, machine, versions, commit and load. ``equivalence`` is the one
-same-results check between two versions: ``python -m benchmarks equivalence
---help``.
+the date, machine, versions, commit and load. ``--size``, ``--out-dir`` and
+``--render-only`` apply to every part; any other option is read by some parts
+only (``python -m benchmarks PART --help`` lists a part's), and an option
+that a part named does not read is refused: with several parts, each of them
+must read it. ``equivalence`` is the one same-results check between two
+versions: ``python -m benchmarks equivalence --help``.
 """
 
 import argparse
-import ast
 import glob
-import json
 import os
 import sys
 import time
 
-from . import (
-    accuracy,
-    cost,
-    explain,
-    export,
-    gpu,
-    latency,
-    multilabel,
-    params,
-    select,
-    side,
-    translation,
-)
+from . import _options
 from ._env import ROOT, stamp
+from ._options import MODES, SPECS, SUITE, benchmark, flag, read_by, readers, sections
+from ._parts import DEFAULT, PARTS, benchmarks, part_of, read
 from ._report import write
 
-PARTS = {
-    "params": params,
-    "accuracy": accuracy,
-    "cost": cost,
-    "select": select,
-    "translation": translation,
-    "multilabel": multilabel,
-    "export": export,
-    "latency": latency,
-    "explain": explain,
-    "side": side,
-    "gpu": gpu,
-}
-# A run without parts runs these; the GPU part runs when named.
-DEFAULT = [name for name in PARTS if name != "gpu"]
+
+def parser(names=None, section=None, strict=True):
+    """The command line of the parts ``names`` (all when None).
+
+    With ``names``, the options are the suite's and those every part named
+    reads (with its ``section``), each with the first part's help. Without,
+    every option of every part, each saying which parts read it. ``strict=False``
+    leaves every option unset unless given and its values unchecked: the
+    first pass of :func:`main`, which then checks them part by part.
+    """
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks" + (" " + " ".join(names) if names else ""),
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=strict,
+    )
+    if names is None or not strict:
+        p.add_argument(
+            "parts",
+            nargs="*",
+            metavar="part",
+            help=f"among {', '.join(PARTS)} (default: all but gpu, in that order)",
+        )
+    for name in SUITE:
+        _options.add(p, name, suppress=not strict)
+    for name in SPECS:
+        if names is None or not strict:
+            read = f"{SPECS[name][2]} (read by {', '.join(readers(PARTS, name))})"
+            _options.add(p, name, read, suppress=not strict)
+            continue
+        declared = [read_by(PARTS[n], section).get(name, False) for n in names]
+        if all(d is not False for d in declared):
+            _options.add(p, name, declared[0])
+    return p
 
 
-def _part_of(stem):
-    """The part whose results file is ``<stem>.json``."""
-    for part in PARTS.values():
-        names = getattr(part, "STEMS", (part.NAME,))
-        if any(stem == n or stem.startswith(n + "-") for n in names):
-            return part
-    return None
-
-
-def _measure(name, args, out_dir):
+def _refuse(p, name, section, option, why=""):
     part = PARTS[name]
-    print(f"== {name} ({args.size}) ==", flush=True)
-    meta = stamp(args.size, args.threads)
+    if sections(part):  # the section read, given or the default
+        section = section or next(iter(sections(part)))
+    who = name + (f" --section {section}" if sections(part) else "")
+    own = [flag(o) for o in SUITE] + [flag(o) for o in read_by(part, section)]
+    others = readers(PARTS, option)
+    p.error(
+        f"{who} does not read {flag(option)}{why}; {who} reads {', '.join(own)}; "
+        + (f"the parts that read {flag(option)}: {', '.join(others)}" if others else "")
+    )
+
+
+def _check(p, names, given, default_run):
+    """Refuse what a part named (every part of a run without names) does not read."""
+    section = given.get("section")
+    why = " (a run without parts runs every part but gpu)" if default_run else ""
+    for name in names:
+        part = PARTS[name]
+        options = read_by(part, section if section in sections(part) else None)
+        for option in given:
+            if option not in SUITE and option not in options:
+                _refuse(p, name, section, option, why)
+        for option, declaration in options.items():
+            choices = isinstance(declaration, dict) and declaration.get("choices")
+            values = given.get(option)
+            values = values if isinstance(values, list) else [values]
+            if choices and option in given and any(v not in choices for v in values):
+                p.error(
+                    f"{name} {flag(option)}: {', '.join(map(str, values))} is not among "
+                    f"{', '.join(choices)}"
+                )
+    modes = [m for m in MODES if given.get(m)]
+    if modes:
+        other = [o for o in given if o not in (*SUITE, *MODES)]
+        if other:
+            p.error(f"{flag(modes[0])} measures nothing: it does not read {flag(other[0])}")
+        if len(modes) > 1:
+            p.error(f"{flag(modes[0])} and {flag(modes[1])} are two ways to measure nothing")
+    if given.get("join") and len(names) != 1:
+        p.error(f"--join writes the report of one part, not of {', '.join(names)}")
+
+
+def configure(name, size, options):
+    """``(module, cfg, threads, corpora)`` of a measurement of the part ``name``.
+
+    ``options`` are the values given on the command line (absent: not given),
+    all of them read by the part: :func:`main` refused the others. The
+    configuration is the size's, with the options over it.
+    """
+    part = PARTS[name]
+    section = options.get("section")
+    module = benchmark(part, section)
+    reads = read_by(part, section)
+    assert set(options) <= set(reads), set(options) - set(reads)
+    cfg = dict(module.SIZES[size])
+    for option in ("jobs", "reuse", "grid", "precision"):
+        if option in options:
+            cfg[option] = options[option]
+    if "model" in options:
+        cfg["models"] = options["model"]
+    if "set" in options:
+        cfg["overrides"] = {**cfg["overrides"], **dict(options["set"])}
+    # A part that does not read --threads runs its cells on one thread.
+    threads = options.get("threads", 1)
+    return module, cfg, threads, options.get("corpus")
+
+
+def _measure(name, size, options, out_dir, command):
+    print(f"== {name} ({size}) ==", flush=True)
+    module, cfg, threads, corpora = configure(name, size, options)
+    meta = stamp(size, threads)
     start = time.perf_counter()
-    cfg = dict(part.SIZES[args.size])
-    for option in ("jobs", "reuse", "grid", "section", "precision"):
-        if getattr(args, option):
-            cfg[option] = getattr(args, option)
-    if args.model:
-        cfg["models"] = args.model
-    if args.set:
-        cfg["overrides"] = {**cfg.get("overrides", {}), **dict(args.set)}
-    payload = part.run(cfg, args.threads, args.corpus, lambda msg: print("  " + msg, flush=True))
+    payload = module.run(cfg, threads, corpora, lambda msg: print("  " + msg, flush=True))
     if "device" in payload:  # a part that ran its cells on a device (gpu) names it
         meta["machine"]["device"] = payload["device"]["device"]
     meta.update(
         wall_s=time.perf_counter() - start,
         loadavg_end=round(os.getloadavg()[0], 2),
-        command="python -m benchmarks " + " ".join(sys.argv[1:]),
+        command=command,
     )
-    _write(part, meta, payload, out_dir)
+    _write(module, meta, payload, out_dir)
     print(f"  {name}: {meta['wall_s']:.0f} s", flush=True)
 
 
-def _write(part, meta, payload, out_dir):
-    report, plot = part.render(payload)
+def _write(module, meta, payload, out_dir):
+    report, plot = module.render(dict(payload, meta=meta))
     for path in write(report, meta, payload, plot, out_dir):
         print("  wrote " + os.path.relpath(path, ROOT))
 
@@ -93,28 +154,23 @@ def _render_again(names, out_dir):
     """Rewrite the rst and PNG of the JSON results in ``out_dir`` of the parts ``names``."""
     for path in sorted(glob.glob(os.path.join(out_dir, "*.json"))):
         stem = os.path.basename(path)[: -len(".json")]
-        part = _part_of(stem)
-        if part is None or part not in [PARTS[n] for n in names]:
+        found = part_of(stem)
+        if found is None or found[0] not in names:
             continue
-        with open(path) as fh:
-            payload = json.load(fh)
-        payload.setdefault("name", stem)
+        meta, payload = read(path)
         try:
-            _write(part, payload.pop("meta"), payload, out_dir)
+            _write(found[2], meta, payload, out_dir)
         except KeyError as exc:  # a result in the layout of an earlier version of its part
             print(f"  {stem}: not rendered, an earlier layout (no {exc})")
 
 
-def _join(names, dirs, out_dir):
+def _join(name, dirs, out_dir, command):
     """Write one report of a part from the JSON results of its runs in ``dirs`` (``--join``)."""
-    if len(names) != 1 or not hasattr(PARTS[names[0]], "join"):
-        joinable = [n for n, part in PARTS.items() if hasattr(part, "join")]
-        raise SystemExit(f"--join takes one part among {', '.join(joinable)}")
-    part = PARTS[names[0]]
+    module = PARTS[name]
     payloads = []
     for d in dirs:
-        with open(os.path.join(d, part.NAME + ".json")) as fh:
-            payloads.append(json.load(fh))
+        meta, payload = read(os.path.join(d, module.NAME + ".json"))
+        payloads.append(dict(payload, meta=meta))
     meta = dict(payloads[0]["meta"])
     meta.update(
         date=max(p["meta"]["date"] for p in payloads),
@@ -122,150 +178,50 @@ def _join(names, dirs, out_dir):
         loadavg_start=max(p["meta"]["loadavg_start"] for p in payloads),
         loadavg_end=max(p["meta"]["loadavg_end"] for p in payloads),
         git_commit=" / ".join(dict.fromkeys(p["meta"]["git_commit"] for p in payloads)),
-        command="python -m benchmarks " + " ".join(sys.argv[1:]),
+        command=command,
     )
-    _write(part, meta, part.join(payloads), out_dir)
-
-
-def _setting(text):
-    """``NAME=VALUE`` of ``--set`` as ``(name, value)``: a Python literal, else the text."""
-    name, sep, value = text.partition("=")
-    if not sep or not name.isidentifier():
-        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE (e.g. tol=0.001)")
-    try:
-        return name, ast.literal_eval(value)
-    except (ValueError, SyntaxError):
-        return name, value
-
-
-def parser():
-    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    p.add_argument(
-        "parts",
-        nargs="*",
-        metavar="part",
-        help=f"among {', '.join(PARTS)} (default: all but gpu, in that order)",
-    )
-    p.add_argument(
-        "--size",
-        choices=["quick", "full"],
-        default="quick",
-        help="quick: minutes, checks the suite (its numbers are not results); full: the results",
-    )
-    p.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="torch/BLAS threads of every measurement (default 1: on a shared CPU, "
-        "multi-threaded small ops stall on barriers and timings become noise)",
-    )
-    p.add_argument(
-        "--corpus",
-        action="append",
-        default=None,
-        metavar="NAME_OR_PATH",
-        help="'r8', 'mr', 'r8-long', a directory with train.jsonl[.gz] and test.jsonl[.gz], "
-        "or one .jsonl[.gz] file (split 80/20); repeatable (default: the part's)",
-    )
-    p.add_argument(
-        "--model",
-        action="append",
-        default=None,
-        metavar="NAME",
-        help="only these pipelines ('lama', 'fcsr', 'duo'; for cost and accuracy also "
-        "'lama-glove', ..., and the peers 'tfidf_lr', 'fasttext'); repeatable",
-    )
-    p.add_argument(
-        "--section",
-        choices=[*cost.SECTIONS, *gpu.SECTIONS],
-        default=None,
-        help="cost: pipelines (default: where each default pipeline's fit and prediction "
-        "time goes), corpus-size (fit against the corpus's size), doc-length (fit per token "
-        "against the documents' length), paper-length (a training step against the length, "
-        "LAMA, FCSR vs a Transformer, LAMA paper §5.2); gpu: device (default: the tests and "
-        "the pipelines on the GPU), cores (the pipelines' CPU fits on 1, 2, 4, ... threads)",
-    )
-    p.add_argument(
-        "--precision",
-        action="append",
-        default=None,
-        choices=list(gpu.PRECISIONS),
-        help="gpu: only these precisions of the classifiers on the device; repeatable",
-    )
-    p.add_argument(
-        "--grid",
-        choices=list(select.GRIDS),
-        default=None,
-        help="select: the candidates (default: defaults; pretrained: on GloVe 6B 50d; "
-        "speed: cheaper training settings)",
-    )
-    p.add_argument(
-        "--set",
-        action="append",
-        type=_setting,
-        default=None,
-        metavar="NAME=VALUE",
-        help="accuracy, cost (pipelines, corpus-size), explain, gpu, select: a parameter of our "
-        "classifiers in every pipeline measured, over the size's settings (e.g. "
-        "max_batch_tokens=4096; the value a Python literal, else a string); repeatable",
-    )
-    p.add_argument(
-        "--out-dir",
-        default=None,
-        help="default: benchmarks/results (full) or benchmarks/results/quick (quick)",
-    )
-    p.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        help="accuracy, select: cells at a time (default: the size's)",
-    )
-    p.add_argument(
-        "--reuse",
-        default=None,
-        metavar="DIR",
-        help="select: take the CV cells that the grid's JSON in DIR measured instead of "
-        "fitting them again",
-    )
-    p.add_argument(
-        "--render-only",
-        action="store_true",
-        help="measure nothing: rewrite the .rst and .png of the JSON results in the output folder",
-    )
-    p.add_argument(
-        "--join",
-        action="append",
-        default=None,
-        metavar="DIR",
-        help="measure nothing: one report of the part (multilabel, side) from the JSON results of "
-        "its runs in these folders (e.g. one run per --model); repeatable",
-    )
-    return p
+    _write(module, meta, module.join(payloads), out_dir)
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
+    argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["equivalence"]:
         from . import equivalence
 
         return equivalence.main(argv[1:])
-    p = parser()
-    args = p.parse_args(argv)
-    unknown = set(args.parts) - set(PARTS)
+    # First pass: every option of every part, to find the parts and what was given.
+    loose = parser(strict=False)
+    given = vars(loose.parse_intermixed_args([a for a in argv if a not in ("-h", "--help")]))
+    names = given.pop("parts")
+    unknown = [n for n in names if n not in PARTS]
     if unknown:
-        p.error(f"unknown part(s) {', '.join(sorted(unknown))}; choose among {', '.join(PARTS)}")
-    names = args.parts or DEFAULT
-    out_dir = args.out_dir or os.path.join(
-        ROOT, "benchmarks", "results", *(["quick"] if args.size == "quick" else [])
+        loose.error(f"unknown part(s) {', '.join(unknown)}; choose among {', '.join(PARTS)}")
+    section = given.get("section")
+    for name in names:
+        found = sections(PARTS[name])
+        if section is not None and found and section not in found:
+            parser(names).error(f"{name} has no section {section!r}: one of {', '.join(found)}")
+    strict = parser(names or None, section)
+    if "-h" in argv or "--help" in argv:
+        strict.print_help()
+        return None
+    _check(strict, names or DEFAULT, given, default_run=not names)
+    names = names or DEFAULT
+    size = given.pop("size", "quick")
+    out_dir = given.pop("out_dir", None) or os.path.join(
+        ROOT, "benchmarks", "results", *(["quick"] if size == "quick" else [])
     )
-    if args.render_only:
+    command = "python -m benchmarks " + " ".join(argv)
+    if given.pop("render_only", False):
         _render_again(names, out_dir)
-    elif args.join:
-        _join(names, args.join, out_dir)
+    elif "join" in given:
+        _join(names[0], given["join"], out_dir, command)
     else:
         for name in names:
-            _measure(name, args, out_dir)
+            _measure(name, size, given, out_dir, command)
 
+
+__all__ = ["PARTS", "DEFAULT", "benchmarks", "configure", "main", "parser", "part_of"]
 
 if __name__ == "__main__":
     main()

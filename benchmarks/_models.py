@@ -36,6 +36,45 @@ LABELS = {
     "fcsr-glove": "GloVe 50 (400k words) + FCSRClassifier",
     "duo-glove": "GloVe 50 (400k words) + DuoClassifier",
 }
+# Until 0.10.0, which made the shipped GloVe table the default vectors, the
+# default pipelines trained word2vec on the corpus (Duo: CBOW 50 coupled with
+# skip-gram 100) and "-glove" coupled Duo's full GloVe table with a corpus-trained
+# skip-gram 100 table; in 0.1, Duo read one corpus word2vec table. What a result's
+# names stood for is that of its release.
+GLOVE_DEFAULT_SINCE = (0, 10)
+LABELS_BEFORE_GLOVE_DEFAULT = {
+    "lama": "Word2Vec + LAMAClassifier",
+    "fcsr": "Word2Vec + FCSRClassifier",
+    "duo": "CBOW 50 + skip-gram 100 + DuoClassifier",
+    "duo-glove": "GloVe 50 (400k words) + skip-gram 100 + DuoClassifier",
+}
+
+
+def release(meta):
+    """The ``(major, minor)`` release of sklearn_lama that a result's stamp ``meta`` names.
+
+    None for a result without a stamp (one being rendered as it is measured).
+    """
+    if not meta:
+        return None
+    digits = meta["versions"]["sklearn_lama"].split()[0].split(".")
+    return int(digits[0]), int(digits[1])
+
+
+def glove_default(meta):
+    """Whether the default pipelines read the shipped GloVe table in the run stamped ``meta``."""
+    found = release(meta)
+    return found is None or found >= GLOVE_DEFAULT_SINCE
+
+
+def labels(meta=None):
+    """:data:`LABELS` as the names stood in the run stamped ``meta``."""
+    if glove_default(meta):
+        return LABELS
+    before = {**LABELS, **LABELS_BEFORE_GLOVE_DEFAULT}
+    if release(meta) < (0, 2):
+        before["duo"] = "Word2Vec + DuoClassifier"
+    return before
 
 
 def make(name, threads=1, seed=0, **overrides):

@@ -54,12 +54,12 @@ class Report:
                 out += table(*body) + [""]
         return "\n".join(out + tail)
 
-    def rst(self, stamp_lines):
-        # Underlined with "-": included below the docs page's "=" title, this
-        # becomes a section of that page rather than a page of its own.
-        head = (
-            [self.title, "-" * len(self.title), ""] + [f"- {line}" for line in stamp_lines] + [""]
-        )
+    def rst(self, stamp_lines, underline="-", title=None):
+        # Underlined with "-": included below a docs page's "=" title, this
+        # becomes a section of that page rather than a page of its own (the
+        # Results page nests each result in its part's section: "~").
+        title = title or self.title
+        head = [title, underline * len(title), ""] + [f"- {line}" for line in stamp_lines] + [""]
         return self._render(head, _rst_table, [])
 
 
@@ -87,11 +87,12 @@ def write(report, meta, payload, plot, out_dir):
         json.dump({"meta": meta, **payload}, fh, indent=1)
     with open(stem + ".rst", "w") as fh:
         fh.write(report.rst(describe(meta)))
-    _figure(plot, meta, stem + ".png")
+    figure(plot, meta, stem + ".png")
     return [stem + ext for ext in (".json", ".rst", ".png")]
 
 
-def _figure(plot, meta, path):
+def figure(plot, meta, path):
+    """Draw ``plot(fig)`` with the stamp ``meta`` in its footer, to the PNG file ``path``."""
     import matplotlib
 
     matplotlib.use("Agg")

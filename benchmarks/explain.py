@@ -23,6 +23,11 @@ from ._harness import run_cell
 from ._report import Report, sig
 
 NAME = "explain"
+OPTIONS = {
+    "threads": "torch/BLAS threads of every cell",
+    "corpus": "default: r8 and mr",
+    "set": "a parameter of the classifiers, over the size's settings",
+}
 SIZES = {
     "quick": {
         "train_limit": 600,

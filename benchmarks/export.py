@@ -16,6 +16,8 @@ from ._harness import run_cell
 from ._report import Report, sig
 
 NAME = "export"
+# One thread for torch and onnxruntime, on R8 and MR: the part reads no option of its own.
+OPTIONS = {}
 MODELS = ("lama", "fcsr", "duo")
 CORPORA = ("r8", "mr")
 LABELS = {"lama": "LAMAClassifier", "fcsr": "FCSRClassifier", "duo": "DuoClassifier"}

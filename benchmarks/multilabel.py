@@ -46,6 +46,11 @@ from ._harness import run_cell
 from ._report import Report, sig
 
 NAME = "multilabel"
+OPTIONS = {
+    "threads": "torch/BLAS threads of every fit",
+    "model": "among lama, fcsr, duo (default: the size's)",
+    "join": "measure nothing: one report from the runs in these folders (one model each)",
+}
 MODELS = ("lama", "fcsr", "duo")
 LABELS = {"lama": "LAMAClassifier", "fcsr": "FCSRClassifier", "duo": "DuoClassifier"}
 SECTORS = {

@@ -237,6 +237,22 @@ def embedding(name, seed):
 
 
 NAME = "select"
+OPTIONS = {
+    "threads": "torch/BLAS threads of every fit",
+    "corpus": "the selection corpus first, then the corpora the choice is checked on "
+    "(default: the grid's)",
+    "model": "among lama, fcsr, duo (default: the size's)",
+    "set": "a parameter of the classifiers in every fit, over the candidates' settings",
+    "jobs": "fits at a time (default: the size's)",
+    "reuse": "take the CV cells that the grid's JSON in DIR measured instead of fitting them "
+    "again",
+    "grid": {
+        "choices": list(GRIDS),
+        "help": "the candidates: defaults (default: the library's levers against the papers' "
+        "inputs), pretrained (on GloVe 6B 50d), speed (cheaper training settings), default "
+        "(the default pipelines on the shipped GloVe table)",
+    },
+}
 SIZES = {
     "quick": {
         "train_limit": 300,
@@ -616,6 +632,12 @@ def render(payload):
         + ". CV accuracy: mean over the folds; the chosen candidate of each model "
         "is marked."
     )
+    if cfg.get("trimmed"):  # a candidate of the pretrained grid until 0.10.0
+        rep.text(
+            f"LAMA also read a trimmed GloVe table ({cfg['trimmed_table']}: the 100,000 most "
+            "frequent words, values rounded to float16), to see what a copy small enough to ship "
+            "with the package would lose."
+        )
     if cfg.get("note"):
         rep.text(cfg["note"])
     for corpus in dict.fromkeys(r["corpus"] for r in rows):

@@ -41,6 +41,11 @@ from ._models import SHORT
 from ._report import Report
 
 NAME = "side"
+OPTIONS = {
+    "model": "among the names of benchmarks/_models.py (default: the size's; TF-IDF + LR "
+    "beside them)",
+    "join": "measure nothing: one report from the runs in these folders",
+}
 MODELS = ("fcsr", "lama", "duo")
 DATA = os.path.join(os.path.dirname(__file__), "data", "clothing_reviews.jsonl.gz")
 TEXT = "review"

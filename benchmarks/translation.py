@@ -19,6 +19,7 @@ from ._harness import run_cell
 from ._report import Report, sig
 
 NAME = "translation"
+OPTIONS = {"threads": "torch threads of every model's training"}
 FLAGS = ("meta_embeddings", "weight_sharing", "duo_norm", "fusion")
 ROWS = (
     ("transformer", "Transformer (all flags off)", 0),

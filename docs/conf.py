@@ -25,6 +25,18 @@ html_theme_options = {
 }
 exclude_patterns = ["_build"]
 
+# --------------------------------------------------------------- results
+# The Results page's tables and figures: each JSON result of the benchmark suite
+# (benchmarks/results/) rendered by the part that measured it, at every build,
+# into _build/results/ (ignored by git and by Sphinx's own search for pages),
+# which results.rst includes; and the Benchmarks page's table of the options
+# each part declares it reads.
+from benchmarks._parts import options_table, write_docs  # noqa: E402
+
+_generated = Path(__file__).resolve().parent / "_build"
+write_docs(str(_generated / "results"))
+(_generated / "options.rst").write_text(options_table())
+
 # --------------------------------------------------------------- gallery
 # The examples run inside this process. One torch thread: on a CPU shared with
 # other jobs, several threads per small operation mostly wait on each other

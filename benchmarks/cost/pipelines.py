@@ -1,9 +1,10 @@
 """Where a default pipeline's fit and prediction time goes, beside the tuned peers' fit time.
 
-For each of the README's pipelines (``sklearn_lama._main._pipelines.default_pipeline``,
+``python -m benchmarks cost`` (``--section pipelines``, the default). For each
+of the README's pipelines (``sklearn_lama._main._pipelines.default_pipeline``,
 ``random_state=0``) on each corpus, in its own process:
 
-* the vectorizer's ``fit_transform`` (word2vec training and token ids);
+* the vectorizer's ``fit_transform`` (word vectors and token ids);
 * the classifier's ``fit``: epochs run, the epoch with the lowest
   validation loss (the weights kept), seconds per epoch split into the
   training batches (forward, loss, backward, optimizer step), the
@@ -23,37 +24,17 @@ For each of the README's pipelines (``sklearn_lama._main._pipelines.default_pipe
 
 The peers (TF-IDF + LogisticRegression and, when installed, fastText, both
 tuned as in the ``accuracy`` part) are fitted in the same run, so the fit-time
-ratios are measured on the same machine under the same load.
-
-Three more sections (``--section``), each a question of cost:
-
-* ``corpus-size``: fit time and peak memory as the corpus grows (MR's
-  training sentences cycled, later copies with their words shuffled, so
-  documents keep their lengths), one epoch per fit; linearity read from the
-  least-squares line ``time = a + b x tokens``, its R², and the marginal cost
-  between the two largest sizes;
-* ``doc-length``: one epoch's fit cost per token on R8's documents joined to
-  500-20,000 tokens, the corpus size fixed; LAMA also with its exact
-  recurrence (``chunk_length=None``), and the chunked predictions against the
-  exact ones for the same weights;
-* ``paper-length``: one training step (forward, loss, backward) of the
-  modules alone against the sequence length, the LAMA Encoder, LAMA (BiGRU)
-  and FCSR against a Transformer encoder (§5.2 and Fig. 2 of the LAMA paper,
-  Mehta & Rangwala); an "epoch" is the steps of one pass over an R8-sized
-  corpus (5,485 documents); memory is the peak resident set size during the
-  first full-size step above the size before it (:mod:`benchmarks._harness`).
+ratios are measured on the same machine under the same load. A run on other
+corpora than MR and R8 writes ``cost-<corpus>...``.
 """
 
-import math
 import time
 
-import numpy as np
 from skorch.callbacks import Callback
 
-from ._data import LONG, corpus_name
-from ._harness import run_cell
-from ._models import (
-    LABELS,
+from .._data import LONG, corpus_name
+from .._harness import run_cell
+from .._models import (
     OURS,
     OURS_CORPUS,
     OURS_GLOVE,
@@ -61,11 +42,19 @@ from ._models import (
     SHORT,
     fasttext_status,
     glove_status,
+    labels,
 )
-from ._report import Report, sig
+from .._report import Report, sig
 
 NAME = "cost"
-PIPELINE_SIZES = {
+OPTIONS = {
+    "threads": "torch/BLAS threads of every cell (fastText's too)",
+    "corpus": "default: mr and r8; other corpora write cost-<corpus>",
+    "model": "among tfidf_lr, fasttext, lama, fcsr, duo, lama-corpus, fcsr-corpus, duo-corpus, "
+    "lama-glove, fcsr-glove, duo-glove (default: all)",
+    "set": "a parameter of our classifiers in every pipeline, over the size's settings",
+}
+SIZES = {
     "quick": {
         "train_limit": 1000,
         "test_limit": 500,
@@ -230,9 +219,9 @@ def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs,
     """Fit ``model`` on ``corpus`` and break its cost down (child process)."""
     import numpy as np
 
-    from ._data import head, load
-    from ._harness import peak_rss_mib
-    from ._models import make
+    from .._data import head, load
+    from .._harness import peak_rss_mib
+    from .._models import make
 
     X, y, X_test, y_test = load(corpus)
     X, y = head(X, y, train_limit)
@@ -288,7 +277,7 @@ def cell(corpus, model, threads, train_limit, test_limit, overrides, count_docs,
     }
 
 
-def run_pipelines(cfg, threads, corpora, log):
+def run(cfg, threads, corpora, log):
     corpora = corpora or DEFAULT_CORPORA
     cfg = dict(cfg)
     models = cfg.pop("models", None) or PEERS + OURS + OURS_CORPUS + OURS_GLOVE
@@ -304,7 +293,7 @@ def run_pipelines(cfg, threads, corpora, log):
             else:
                 long = corpus in LONG
                 r = run_cell(
-                    "benchmarks.cost:cell",
+                    "benchmarks.cost.pipelines:cell",
                     threads,
                     {
                         "corpus": corpus,
@@ -344,9 +333,10 @@ def run_pipelines(cfg, threads, corpora, log):
     }
 
 
-def render_pipelines(payload):
-    """The report and plot of a :func:`run_pipelines` result (also of one read back from JSON)."""
+def render(payload):
+    """The report and plot of a :func:`run` result (also of one read back from JSON)."""
     cfg, rows = payload["config"], payload["results"]
+    names = labels(payload.get("meta"))
     rep = Report(payload["name"], "Where the fit and prediction time goes")
     if cfg["train_limit"] is not None:
         rep.text(
@@ -387,7 +377,7 @@ def render_pipelines(payload):
             ["model", "accuracy", "fit s", "fit x", "fit CPU s", "docs/s", "peak MiB"],
             [
                 [
-                    LABELS[r["model"]],
+                    names[r["model"]],
                     f"{r['accuracy']:.4f}",
                     sig(r["fit_s"]),
                     sig(r["fit_s"] / ref["fit_s"]) if ref else "n/a",
@@ -403,7 +393,7 @@ def render_pipelines(payload):
         if failed:
             rep.text(
                 "Not in the table: "
-                + "; ".join(f"{LABELS[r['model']]}: {r['error']}" for r in failed)
+                + "; ".join(f"{names[r['model']]}: {r['error']}" for r in failed)
                 + "."
             )
         if ours:
@@ -494,710 +484,3 @@ def _plotter(rows):
             ax.legend(fontsize=7)
 
     return plot
-
-
-# ----- corpus-size
-SIZE_NAME = "scaling"
-SIZE_SIZES = {
-    "quick": {
-        "n_docs": [1000, 2000, 4000],
-        "overrides": {"max_epochs": 1, "early_stopping": False},
-    },
-    "full": {
-        "n_docs": [1000, 3000, 10000, 30000, 100000],
-        "overrides": {"max_epochs": 1, "early_stopping": False},
-    },
-}
-
-
-def size_cell(corpus, model, n_docs, threads, overrides):
-    """Fit vectorizer and classifier on ``n_docs`` grown documents (child process)."""
-    import time
-
-    from ._data import grow, load
-    from ._harness import peak_rss_mib, start_peak
-    from ._models import make
-
-    texts, labels = grow(*load(corpus)[:2], n_docs)
-    pipe = make(model, threads, **overrides)
-    base = start_peak()
-    start = time.perf_counter()
-    X = pipe[0].fit_transform(texts)
-    vectorizer_s = time.perf_counter() - start
-    pipe[1].fit(X, labels)
-    total_s = time.perf_counter() - start
-    return {
-        "n_docs": n_docs,
-        "tokens": int(np.sum(X.lengths)),
-        "vocabulary": int(X.tables[0].shape[0]),
-        "vectorizer_s": vectorizer_s,
-        "classifier_s": total_s - vectorizer_s,
-        "total_s": total_s,
-        "peak_rss_delta_mib": peak_rss_mib() - base,
-    }
-
-
-def run_size(cfg, threads, corpora, log):
-    corpus = (corpora or ["mr"])[0]
-    rows = []
-    for model in cfg.get("models") or OURS:
-        for n in cfg["n_docs"]:
-            r = run_cell(
-                "benchmarks.cost:size_cell",
-                threads,
-                dict(
-                    corpus=corpus,
-                    model=model,
-                    n_docs=n,
-                    threads=threads,
-                    overrides=cfg["overrides"],
-                ),
-            )
-            r.update(model=model, n_docs=n)
-            log(
-                f"{model:5s} n={n:7d} "
-                + (
-                    f"{r['tokens']:>9,} tokens  w2v {r['vectorizer_s']:6.1f} s  clf "
-                    f"{r['classifier_s']:6.1f} s  peak +{r['peak_rss_delta_mib']:6.0f} MiB"
-                    if "error" not in r
-                    else f"FAILED {r['error']}"
-                )
-            )
-            rows.append(r)
-    fits = {m: _size_fit([r for r in rows if r["model"] == m and "error" not in r]) for m in OURS}
-    name = SIZE_NAME if corpora is None else f"{SIZE_NAME}-{corpus_name(corpus)}"
-    return {"name": name, "config": {**cfg, "corpus": corpus}, "results": rows, "fits": fits}
-
-
-def render_size(payload):
-    """The report and plot of a :func:`run_size` result (also of one read back from JSON)."""
-    rows = payload["results"]
-    return _size_report(
-        payload["name"], payload["config"]["corpus"], rows, payload["fits"]
-    ), _size_plotter(rows)
-
-
-def _size_line(x, y):
-    """Least squares ``y = a + b x``: ``(a, b, r2)``."""
-    b, a = np.polyfit(x, y, 1)
-    residual = np.sum((np.asarray(y) - (a + b * np.asarray(x))) ** 2)
-    spread = np.sum((np.asarray(y) - np.mean(y)) ** 2)
-    return float(a), float(b), float(1 - residual / spread) if spread else 1.0
-
-
-def _size_fit(rows):
-    if len(rows) < 2:
-        return None
-    x = [r["tokens"] for r in rows]
-    out = {}
-    for key in ("total_s", "classifier_s", "vectorizer_s", "peak_rss_delta_mib"):
-        y = [r[key] for r in rows]
-        a, b, r2 = _size_line(x, y)
-        out[key] = {
-            "intercept": a,
-            "per_token": b,
-            "r2": r2,
-            "marginal_top2": (y[-1] - y[-2]) / (x[-1] - x[-2]),
-        }
-    return out
-
-
-def _size_report(name, corpus, rows, fits):
-    rep = Report(name, "Fit time and peak memory vs corpus size (one epoch)")
-    rep.text(
-        f"Corpus: {corpus_name(corpus)} training split grown by shuffled copies; "
-        "Word2VecVectorizer() + each classifier with max_epochs=1, early_stopping=False, "
-        "random_state=0. Tokens: those the classifier sees (words below min_count dropped). The "
-        "vocabulary grows while copies lift rare words over min_count=5."
-    )
-    rep.table(
-        [
-            "model",
-            "docs",
-            "tokens",
-            "vocabulary",
-            "word2vec s",
-            "classifier s",
-            "total s",
-            "us/token",
-            "peak MiB",
-        ],
-        [
-            [LABELS[r["model"]].replace("Word2Vec + ", ""), f"{r['n_docs']:,}"]
-            + (
-                ["failed"] + ["n/a"] * 6
-                if "error" in r
-                else [
-                    f"{r['tokens']:,}",
-                    f"{r['vocabulary']:,}",
-                    sig(r["vectorizer_s"]),
-                    sig(r["classifier_s"]),
-                    sig(r["total_s"]),
-                    sig(r["total_s"] / r["tokens"] * 1e6),
-                    sig(r["peak_rss_delta_mib"]),
-                ]
-            )
-            for r in rows
-        ],
-    )
-    rep.table(
-        [
-            "model",
-            "total us/token (slope)",
-            "R²",
-            "marginal us/token (top 2)",
-            "fixed s",
-            "classifier us/token",
-            "word2vec us/token",
-            "memory bytes/token",
-            "memory R²",
-        ],
-        [
-            [
-                LABELS[m].replace("Word2Vec + ", ""),
-                f"{f['total_s']['per_token'] * 1e6:.2f}",
-                f"{f['total_s']['r2']:.4f}",
-                f"{f['total_s']['marginal_top2'] * 1e6:.2f}",
-                f"{f['total_s']['intercept']:.1f}",
-                f"{f['classifier_s']['per_token'] * 1e6:.2f}",
-                f"{f['vectorizer_s']['per_token'] * 1e6:.2f}",
-                f"{f['peak_rss_delta_mib']['per_token'] * 2**20:.0f}",
-                f"{f['peak_rss_delta_mib']['r2']:.3f}",
-            ]
-            for m, f in fits.items()
-            if f
-        ],
-    )
-    rep.bullets(_size_findings(rows, fits))
-    return rep
-
-
-def _size_findings(rows, fits):
-    out = []
-    for m, f in fits.items():
-        if not f:
-            continue
-        pts = [r for r in rows if r["model"] == m and "error" not in r]
-        per_token = [r["total_s"] / r["tokens"] for r in pts]
-        # Per-token cost between the two largest sizes: flat when the cost is
-        # linear (fixed costs have faded by then), rising when it grows faster.
-        growth = per_token[-1] / per_token[-2]
-        t = f["total_s"]
-        verdict = (
-            "linear"
-            if 0.8 <= growth <= 1.25
-            else "per-token cost not flat: superlinear, or the CPU got busier (see the load "
-            "average)"
-        )
-        out.append(
-            f"{LABELS[m]}: {t['per_token'] * 1e6:.1f} us per token fitted (R² {t['r2']:.3f}); "
-            f"per token {per_token[-2] * 1e6:.1f} us at {pts[-2]['tokens']:,} tokens and "
-            f"{per_token[-1] * 1e6:.1f} us at {pts[-1]['tokens']:,} ({growth:.2f}x): {verdict}. "
-            f"Peak memory grows by {f['peak_rss_delta_mib']['per_token'] * 2**20:.0f} bytes per "
-            "token."
-        )
-    return out
-
-
-def _size_plotter(rows):
-    def plot(fig):
-        ax_t, ax_m = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
-        for model, colour in zip(OURS, ("tab:blue", "tab:orange", "tab:green")):
-            pts = [r for r in rows if r["model"] == model and "error" not in r]
-            if not pts:
-                continue
-            x = [r["tokens"] for r in pts]
-            ax_t.plot(
-                x, [r["total_s"] for r in pts], "o-", color=colour, label=f"{SHORT[model]} total"
-            )
-            ax_t.plot(
-                x,
-                [r["classifier_s"] for r in pts],
-                "x:",
-                color=colour,
-                label=f"{SHORT[model]} classifier",
-            )
-            ax_m.plot(
-                x, [r["peak_rss_delta_mib"] for r in pts], "o-", color=colour, label=SHORT[model]
-            )
-        ax_t.set(
-            xscale="log",
-            yscale="log",
-            xlabel="tokens",
-            ylabel="fit time, one epoch (s)",
-            title="fit time vs tokens",
-        )
-        ax_m.set(
-            xscale="log",
-            yscale="log",
-            xlabel="tokens",
-            ylabel="peak RSS above start of fit (MiB)",
-            title="peak memory",
-        )
-        for ax in (ax_t, ax_m):
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7)
-
-    return plot
-
-
-# ``--length``: fit cost per token as documents grow, the corpus size fixed.
-LENGTH = {
-    "quick": {"lengths": [500, 2000], "tokens": 8000},
-    "full": {"lengths": [500, 2000, 10000, 20000], "tokens": 40000},
-}
-# LAMA twice: with the BiGRU chunked past chunk_length (the default) and exact.
-LENGTH_MODELS = {"lama": {}, "lama_exact": {"chunk_length": None}, "fcsr": {}, "duo": {}}
-
-
-def joined(texts, labels, length, n_tokens, seed=0):
-    """Documents of ``length`` whitespace tokens, R8 documents joined in a random order.
-
-    Each takes the label of its first document; ``n_tokens`` in all (at
-    least one document).
-    """
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(texts))
-    docs, doc_labels, words, position = [], [], [], 0
-    while len(docs) < max(n_tokens // length, 1):
-        j = order[position % len(order)]
-        position += 1
-        if not words:
-            doc_labels.append(labels[j])
-        words.extend(texts[j].split())
-        if len(words) >= length:
-            docs.append(" ".join(words[:length]))
-            words = []
-    return docs, np.asarray(doc_labels, dtype=object)
-
-
-def length_cell(model, length, n_tokens, threads):
-    """One epoch of ``model`` on documents of ``length`` tokens (child process)."""
-    import os
-    import time
-
-    import torch
-
-    from ._data import load
-    from ._models import make
-
-    texts, labels = joined(*load("r8")[:2], length, n_tokens)
-    overrides = {"max_epochs": 1, "early_stopping": False, **LENGTH_MODELS[model]}
-    pipe = make(model.replace("_exact", ""), threads, **overrides)
-    X = pipe[0].fit_transform(texts)
-    start = time.perf_counter()
-    pipe[1].fit(X, labels)
-    fit_s = time.perf_counter() - start
-    tokens = int(np.sum(X.lengths))
-    out = {
-        "docs": len(texts),
-        "tokens": tokens,
-        "fit_s": fit_s,
-        "us_per_token": fit_s / tokens * 1e6,
-        "loadavg": round(os.getloadavg()[0], 2),
-    }
-    encoder = getattr(pipe[1].net_.module_.core, "encoder", None)
-    if model == "lama" and encoder is not None and encoder.chunk_length is not None:
-        # The same weights read exactly: how far the chunked recurrence moves the predictions.
-        chunked = pipe[1].predict_proba(X)
-        encoder.chunk_length = None
-        with torch.no_grad():
-            exact = pipe[1].predict_proba(X)
-        out.update(
-            max_proba_difference=float(np.abs(chunked - exact).max()),
-            same_prediction=float(np.mean(chunked.argmax(1) == exact.argmax(1))),
-        )
-    return out
-
-
-def run_length(cfg, threads, log):
-    rows = []
-    for length in cfg["lengths"]:
-        for model in LENGTH_MODELS:
-            r = run_cell(
-                "benchmarks.cost:length_cell",
-                threads,
-                dict(model=model, length=length, n_tokens=cfg["tokens"], threads=threads),
-            )
-            r.update(model=model, length=length)
-            log(
-                f"{model:10s} length {length:6d} "
-                + (
-                    f"{r['tokens']:,} tokens  fit {r['fit_s']:7.1f} s  "
-                    f"{r['us_per_token']:8.1f} us/token  load {r['loadavg']}"
-                    if "error" not in r
-                    else f"FAILED {r['error']}"
-                )
-            )
-            rows.append(r)
-    return {"name": f"{SIZE_NAME}-length", "config": cfg, "results": rows}
-
-
-def render_length(payload):
-    rows = payload["results"]
-    rep = Report(payload["name"], "Fit cost per token vs document length (one epoch)")
-    rep.text(
-        f"R8 training documents joined (random order) into documents of each length, "
-        f"{payload['config']['tokens']:,} whitespace tokens in all per cell (tokens: those "
-        "the classifier sees); Word2VecVectorizer() fitted first, then each classifier "
-        "timed for one epoch (max_epochs=1, early_stopping=False, random_state=0), one "
-        "torch thread, one process per cell. LAMA (exact) is "
-        "LAMAClassifier(chunk_length=None), the recurrence over whole documents; LAMA "
-        "is the default chunk_length=1024. The last column compares the chunked LAMA's "
-        "predictions with those of the same weights read exactly."
-    )
-    base = {
-        r["model"]: r["us_per_token"] for r in rows if r["length"] == 2000 and "error" not in r
-    }
-    names = {"lama": "LAMA", "lama_exact": "LAMA (exact)", "fcsr": "FCSR", "duo": "Duo"}
-    rep.table(
-        [
-            "model",
-            "length",
-            "docs",
-            "tokens",
-            "fit s",
-            "us/token",
-            "vs 2,000 tokens",
-            "load average",
-            "chunked vs exact: max abs. difference, same label",
-        ],
-        [
-            [names[r["model"]], f"{r['length']:,}"]
-            + (
-                ["failed"] + ["n/a"] * 6
-                if "error" in r
-                else [
-                    f"{r['docs']:,}",
-                    f"{r['tokens']:,}",
-                    sig(r["fit_s"]),
-                    sig(r["us_per_token"]),
-                    f"{r['us_per_token'] / base[r['model']]:.2f}x"
-                    if r["model"] in base
-                    else "n/a",
-                    f"{r['loadavg']}",
-                    f"{r['max_proba_difference']:.3f}, {r['same_prediction']:.1%}"
-                    if "max_proba_difference" in r
-                    else "",
-                ]
-            )
-            for r in rows
-        ],
-    )
-    return rep, _length_plotter(rows, names)
-
-
-def _length_plotter(rows, names):
-    def plot(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        for model in LENGTH_MODELS:
-            pts = [r for r in rows if r["model"] == model and "error" not in r]
-            ax.plot(
-                [r["length"] for r in pts],
-                [r["us_per_token"] for r in pts],
-                "o-",
-                label=names[model],
-            )
-        ax.set(
-            xscale="log",
-            yscale="log",
-            xlabel="tokens per document",
-            ylabel="fit us per token, one epoch",
-            title="fit cost per token vs document length",
-        )
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-
-    return plot
-
-
-# ----- paper-length
-PAPER_NAME = "runtime_vs_length"
-PAPER_MODELS = ("lama_encoder", "lama", "fcsr", "transformer")
-PAPER_LABELS = {
-    "lama_encoder": "LAMA Encoder",
-    "lama": "LAMA (BiGRU)",
-    "fcsr": "FCSR",
-    "transformer": "Transformer",
-}
-EPOCH_DOCUMENTS = 5485
-TARGET_LENGTH, TARGET_SPEEDUP = 1000, 3.0
-PAPER_SIZES = {
-    "quick": {"lengths": [50, 200, 1000], "batch": 16, "width": 128, "nhead": 4, "repeats": 2},
-    "full": {
-        "lengths": [50, 100, 200, 500, 1000, 2000],
-        "batch": 16,
-        "width": 128,
-        "nhead": 4,
-        "repeats": 5,
-    },
-}
-
-
-def paper_module(model, width, nhead, n_classes):
-    """The classifier module named ``model`` for ``width``-wide inputs."""
-    from sklearn_lama.modules import FCSRModule, LAMAModule
-
-    from ._baselines import TransformerEncoderClassifier
-
-    if model == "lama_encoder":
-        return LAMAModule(width, n_classes, encoder="none")
-    if model == "lama":
-        return LAMAModule(width, n_classes)
-    if model == "fcsr":
-        return FCSRModule(width, n_classes)
-    return TransformerEncoderClassifier(width, n_classes, n_heads=nhead)
-
-
-def paper_cell(model, length, batch, width, nhead, repeats, n_classes=8):
-    """Time and peak memory of one training step of ``model`` at ``length`` (child process)."""
-    import torch
-
-    from ._harness import median_time, peak_rss_mib, start_peak
-
-    torch.manual_seed(0)
-    net = paper_module(model, width, nhead, n_classes).train()
-
-    def step(x, mask, y):
-        out = net(x, mask)
-        logits, penalty = out if isinstance(out, tuple) else (out, 0.0)
-        (torch.nn.functional.cross_entropy(logits, y) + penalty).backward()
-
-    def inputs(T):
-        return (
-            torch.randn(batch, T, width),
-            torch.ones(batch, T, dtype=torch.bool),
-            torch.randint(n_classes, (batch,)),
-        )
-
-    step(*inputs(8))  # loads the kernels before the memory baseline
-    full = inputs(length)
-    net.zero_grad(set_to_none=False)
-    base = start_peak()
-    step(*full)  # the first full-size step sets the high-water mark and warms up
-    peak = peak_rss_mib() - base
-    # Fewer repeats where one step takes seconds: the spread is small there.
-    timing = median_time(
-        lambda: step(*full), repeats if length < 1000 else max(2, repeats - 2), warmup=0
-    )
-    return {
-        "model": model,
-        "length": length,
-        **timing,
-        "peak_rss_delta_mib": peak,
-        "n_params": sum(p.numel() for p in net.parameters()),
-    }
-
-
-def run_paper(cfg, threads, corpora, log):
-    rows = []
-    for length in cfg["lengths"]:
-        for model in PAPER_MODELS:
-            r = run_cell(
-                "benchmarks.cost:paper_cell",
-                threads,
-                dict(
-                    model=model,
-                    length=length,
-                    batch=cfg["batch"],
-                    width=cfg["width"],
-                    nhead=cfg["nhead"],
-                    repeats=cfg["repeats"],
-                ),
-            )
-            r.update(model=model, length=length)
-            if "error" not in r:
-                r["epoch_s"] = r["median_s"] * math.ceil(EPOCH_DOCUMENTS / cfg["batch"])
-                r["tokens_per_s"] = cfg["batch"] * length / r["median_s"]
-                log(
-                    f"{model:13s} T={length:5d} step {r['median_s'] * 1e3:9.1f} ms  peak "
-                    f"+{r['peak_rss_delta_mib']:7.1f} MiB"
-                )
-            else:
-                log(f"{model:13s} T={length:5d} FAILED {r['error']}")
-            rows.append(r)
-    ratios = _paper_ratios(rows, cfg["lengths"])
-    return {"name": PAPER_NAME, "config": cfg, "results": rows, "ratios": ratios}
-
-
-def render_paper(payload):
-    """The report and plot of a :func:`run_paper` result (also of one read back from JSON)."""
-    cfg, rows = payload["config"], payload["results"]
-    return _paper_report(cfg, rows, payload["ratios"]), _paper_plotter(cfg, rows)
-
-
-def _paper_ratios(rows, lengths):
-    """Transformer / model, time and memory, per length (>1: the model is cheaper)."""
-    by = {(r["model"], r["length"]): r for r in rows if "error" not in r}
-    out = []
-    for T in lengths:
-        te = by.get(("transformer", T))
-        entry = {"length": T}
-        for model in PAPER_MODELS[:-1]:
-            other = by.get((model, T))
-            if te and other:
-                entry[model] = {
-                    "time": te["median_s"] / other["median_s"],
-                    "memory": te["peak_rss_delta_mib"] / max(other["peak_rss_delta_mib"], 1e-9),
-                }
-        out.append(entry)
-    return out
-
-
-def _paper_fmt(r, key):
-    return "failed" if "error" in r else sig(r[key])
-
-
-def _paper_report(cfg, rows, ratios):
-    by = {(r["model"], r["length"]): r for r in rows}
-    rep = Report(
-        PAPER_NAME,
-        "Training time and memory vs sequence length: LAMA Encoder, LAMA, FCSR vs Transformer",
-    )
-    rep.text(
-        f"One training step (forward, loss, backward) on a batch of {cfg['batch']} documents of "
-        f"T tokens, {cfg['width']}-d inputs, Transformer with {cfg['nhead']} heads and "
-        f"feed-forward {4 * cfg['width']}; median of {cfg['repeats']} steps after a warm-up "
-        f"(fewer at T >= 1000). Epoch = ceil({EPOCH_DOCUMENTS} / {cfg['batch']}) steps (an "
-        "R8-sized corpus). Memory: peak RSS during the first step above the RSS before it "
-        "(kernel high-water mark reset), one process per cell."
-    )
-    # One table of time, one of memory: each model's figure, then the Transformer's ratio to it.
-    for unit, key, ratio in (
-        ("epoch s", "epoch_s", "time"),
-        ("peak MiB", "peak_rss_delta_mib", "memory"),
-    ):
-        rep.table(
-            ["T"]
-            + [f"{PAPER_LABELS[m]} {unit}" for m in PAPER_MODELS]
-            + [f"TE / {PAPER_LABELS[m]} {ratio}" for m in PAPER_MODELS[:-1]],
-            [
-                [str(T)]
-                + [_paper_fmt(by[(m, T)], key) for m in PAPER_MODELS]
-                + [f"{e[m][ratio]:.2f}" if m in e else "n/a" for m in PAPER_MODELS[:-1]]
-                for T, e in zip(cfg["lengths"], ratios)
-            ],
-        )
-    first = by[(PAPER_MODELS[0], cfg["lengths"][0])]
-    rep.text(
-        "Parameters: "
-        + ", ".join(
-            f"{PAPER_LABELS[m]} {by[(m, cfg['lengths'][0])].get('n_params', 0):,}"
-            for m in PAPER_MODELS
-        )
-        + "; step times in ms are in the JSON file "
-        + f"({first.get('torch_threads', '?')} torch thread(s))."
-    )
-    rep.bullets(_paper_findings(cfg, ratios))
-    return rep
-
-
-def _paper_findings(cfg, ratios):
-    at = {e["length"]: e for e in ratios}
-    out = []
-    target = at.get(TARGET_LENGTH, {}).get("lama_encoder")
-    if target:
-        met = "met" if target["time"] >= TARGET_SPEEDUP else "NOT met"
-        out.append(
-            f"Target: LAMA Encoder >= {TARGET_SPEEDUP:.0f}x faster than the Transformer per "
-            f"epoch at T = {TARGET_LENGTH}: {target['time']:.2f}x, {met}."
-        )
-    short = [e for e in ratios if e["length"] <= 250 and "lama_encoder" in e]
-    if short:
-        held = all(e["lama_encoder"]["time"] > 1 for e in short)
-        out.append(
-            "Paper (Fig. 2, T = 50-250): TE is slower per epoch than LAMA Encoder at every "
-            "length. Here: "
-            + ", ".join(
-                f"TE/LE = {e['lama_encoder']['time']:.2f}x at T = {e['length']}" for e in short
-            )
-            + (" (held)." if held else " (did not hold everywhere).")
-        )
-    longest = ratios[-1]
-    for model in ("fcsr", "lama"):
-        if model in longest:
-            out.append(
-                f"At T = {longest['length']} the Transformer takes {longest[model]['time']:.2f}x "
-                f"the time and {longest[model]['memory']:.2f}x the memory of "
-                f"{PAPER_LABELS[model]} "
-                "(quadratic vs linear in T)."
-            )
-    return out
-
-
-def _paper_plotter(cfg, rows):
-    def plot(fig):
-        colours = {
-            "lama_encoder": "tab:blue",
-            "lama": "tab:purple",
-            "fcsr": "tab:orange",
-            "transformer": "tab:green",
-        }
-        for i, (key, label) in enumerate(
-            (
-                ("epoch_s", "seconds per epoch (R8-sized corpus)"),
-                ("peak_rss_delta_mib", "peak memory of one step (MiB)"),
-            )
-        ):
-            ax = fig.add_subplot(1, 2, i + 1)
-            for model in PAPER_MODELS:
-                pts = [
-                    (r["length"], r[key]) for r in rows if r["model"] == model and "error" not in r
-                ]
-                if pts:
-                    ax.plot(*zip(*pts), "o-", color=colours[model], label=PAPER_LABELS[model])
-            ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel=label)
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=8)
-        fig.suptitle(
-            f"Training step vs length (batch {cfg['batch']}, width {cfg['width']})", fontsize=10
-        )
-
-    return plot
-
-
-# The sections of the part (``--section``): how each runs, the name of its results.
-SECTIONS = {
-    "pipelines": run_pipelines,
-    "corpus-size": run_size,
-    "doc-length": lambda cfg, threads, corpora, log: run_length(cfg, threads, log),
-    "paper-length": run_paper,
-}
-_SECTION_SIZES = {
-    "pipelines": PIPELINE_SIZES,
-    "corpus-size": SIZE_SIZES,
-    "doc-length": LENGTH,
-    "paper-length": PAPER_SIZES,
-}
-SIZES = {
-    size: {"sizes": {k: v[size] for k, v in _SECTION_SIZES.items()}} for size in ("quick", "full")
-}
-# The stems of the results files the sections write.
-STEMS = (NAME, SIZE_NAME, PAPER_NAME)
-
-
-def run(cfg, threads, corpora, log):
-    """Run the section ``cfg["section"]`` (default: pipelines) at its size in ``cfg["sizes"]``."""
-    section = cfg.get("section") or "pipelines"
-    if section not in SECTIONS:
-        raise SystemExit(f"cost has no section {section!r}: one of {', '.join(SECTIONS)}")
-    sized = dict(cfg["sizes"][section])
-    if "models" in cfg:
-        sized["models"] = cfg["models"]
-    if "overrides" in cfg:
-        if "overrides" not in sized:
-            raise SystemExit(f"cost's section {section!r} takes no classifier parameters (--set)")
-        sized["overrides"] = {**sized["overrides"], **cfg["overrides"]}
-    return SECTIONS[section](sized, threads, corpora, log)
-
-
-def render(payload):
-    """The report and plot of any section's result, chosen by its name."""
-    name = payload["name"]
-    if name == SIZE_NAME + "-length":
-        return render_length(payload)
-    if name.startswith(SIZE_NAME):
-        return render_size(payload)
-    if name == PAPER_NAME:
-        return render_paper(payload)
-    return render_pipelines(payload)

@@ -1,11 +1,12 @@
 """The classifiers on a CUDA GPU: its tests, and the pipelines' cost against one CPU thread.
 
-Two sections, each cell in its own process:
+``python -m benchmarks gpu`` (``--section device``, the default); each cell in
+its own process:
 
-* ``tests``: pytest's CUDA tests (``-k cuda`` over the test files that have
+* the tests: pytest's CUDA tests (``-k cuda`` over the test files that have
   some) and scikit-learn's ``check_estimator`` of the three classifiers with
   ``device`` set to the GPU;
-* ``pipelines``: on each corpus, the README's three pipelines (``random_state``
+* the pipelines: on each corpus, the README's three pipelines (``random_state``
   0) fit their vectorizer once on the CPU (it has no device), then their
   classifier on the GPU in each precision (``"32"``, ``"bf16"``,
   ``"16-mixed"``), timed as the ``cost`` part times a fit (epochs, seconds per
@@ -16,15 +17,12 @@ Two sections, each cell in its own process:
 
 The tests run first, alone, so that the timings have the GPU to themselves.
 ``--precision`` keeps the precisions named; a long corpus (``r8-long``) has
-no CPU yardstick here (its reference is the ``cost`` run on it).
+no CPU yardstick here (its reference is the ``cost`` run on it). A
+pipeline's cell still running after ``CELL_TIMEOUT_S`` is stopped and
+reported so.
 
 Without CUDA the classifiers run on the CPU in the precisions it has, which
 checks the part, not a GPU.
-
-The ``cores`` section (``--section cores``) times the default pipelines and
-tuned fastText on the CPU alone, each fit in its own process on 1, 2, 4, ...
-threads up to the cores the machine gives (the device machine's host has 16),
-one fit at a time: the curve of a fit against the cores given.
 """
 
 import json
@@ -37,14 +35,25 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._data import LONG, corpus_name
-from ._env import ROOT, usable_cores
-from ._harness import run_cell, run_cells
-from ._models import OURS, SHORT, fasttext_status
-from ._report import Report, sig
+from .._data import LONG, corpus_name
+from .._env import ROOT, usable_cores
+from .._harness import run_cell, run_cells
+from .._models import OURS, SHORT
+from .._report import Report, sig
+from .cores import cpu_cells
 
 NAME = "gpu"
 PRECISIONS = ("32", "bf16", "16-mixed")
+OPTIONS = {
+    "threads": "torch threads of the cells on the device (the CPU yardstick: one)",
+    "corpus": "default: mr and r8",
+    "model": "among lama, fcsr, duo (default: all three)",
+    "set": "a parameter of the classifiers, on the device and on the CPU",
+    "precision": {
+        "choices": list(PRECISIONS),
+        "help": "only these precisions of the classifiers on the device; repeatable",
+    },
+}
 SIZES = {
     "quick": {"train_limit": 600, "test_limit": 300, "overrides": {"max_epochs": 2}},
     "full": {"train_limit": None, "test_limit": None, "overrides": {}},
@@ -54,8 +63,6 @@ SIZES = {
 CELL_TIMEOUT_S = 120
 TESTS_TIMEOUT_S = 240
 DEFAULT_CORPORA = ["mr", "r8"]
-CORES_CORPORA = ["mr"]
-SECTIONS = ("device", "cores")
 # The test files with CUDA tests (skipped without CUDA).
 CUDA_TEST_FILES = (
     "tests/test_classifiers.py",
@@ -120,9 +127,9 @@ def pipeline_cell(corpus, model, device, precisions, train_limit, test_limit, ov
     import torch
     from sklearn.base import clone
 
-    from ._data import head, load
-    from ._models import make
-    from .cost import fit_clocked, predict_timed
+    from .._data import head, load
+    from .._models import make
+    from ..cost.pipelines import fit_clocked, predict_timed
 
     X, y, X_test, y_test = load(corpus)
     X, y = head(X, y, train_limit)
@@ -157,29 +164,7 @@ def _device():
     return "cpu", {"gpu": "none: the classifiers ran on the CPU"}
 
 
-def _cpu_cells(corpora, models, threads, cfg):
-    """``cost``'s cells of ``models`` and tuned fastText on ``threads`` CPU threads, no profile."""
-    limits = {k: cfg[k] for k in ("train_limit", "test_limit")}
-    return [
-        dict(
-            corpus=c,
-            model=m,
-            threads=threads,
-            overrides=cfg["overrides"],
-            count_docs=0,
-            profile_docs=0,
-            **limits,
-        )
-        for c in corpora
-        for m in [*models, *(["fasttext"] if not fasttext_status() else [])]
-    ]
-
-
 def run(cfg, threads, corpora, log):
-    if cfg.get("section") == "cores":
-        return run_cores(cfg, corpora, log)
-    if cfg.get("section") not in (None, "device"):
-        raise SystemExit(f"gpu has no section {cfg['section']!r}: one of {', '.join(SECTIONS)}")
     corpora = corpora or DEFAULT_CORPORA
     models = cfg.get("models") or list(OURS)
     device, facts = _device()
@@ -188,13 +173,13 @@ def run(cfg, threads, corpora, log):
     ]
     limits = {k: cfg[k] for k in ("train_limit", "test_limit")}
     short = [c for c in corpora if corpus_name(c) not in LONG]
-    yardstick = _cpu_cells(short, models, 1, cfg)
+    yardstick = cpu_cells(short, models, 1, cfg)
     with ThreadPoolExecutor(2 + len(models)) as pool:
         tests = pool.submit(run_pytest)
         checks = {
             m: pool.submit(
                 run_cell,
-                "benchmarks.gpu:checks_cell",
+                "benchmarks.gpu.device:checks_cell",
                 threads,
                 dict(model=m, device=device),
                 TESTS_TIMEOUT_S,
@@ -206,14 +191,14 @@ def run(cfg, threads, corpora, log):
         log(f"pytest -k cuda: {pytest['counts']}")
         # The CPU yardstick runs beside the GPU work, on the cores the GPU's cells leave.
         cpu = pool.submit(
-            run_cells, "benchmarks.cost:cell", 1, yardstick, max(1, usable_cores() - 2)
+            run_cells, "benchmarks.cost.pipelines:cell", 1, yardstick, max(1, usable_cores() - 2)
         )
         gpu = []
         for corpus in corpora:
             for model in models:
                 kwargs = dict(corpus=corpus, model=model, device=device, precisions=precisions)
                 r = run_cell(
-                    "benchmarks.gpu:pipeline_cell",
+                    "benchmarks.gpu.device:pipeline_cell",
                     threads,
                     dict(kwargs, overrides=cfg["overrides"], **limits),
                     CELL_TIMEOUT_S,
@@ -246,82 +231,8 @@ def run(cfg, threads, corpora, log):
     }
 
 
-def run_cores(cfg, corpora, log):
-    """The ``cores`` section: each pipeline's fit on 1, 2, 4, ... CPU threads, one at a time."""
-    corpora = corpora or CORES_CORPORA
-    models = cfg.get("models") or list(OURS)
-    counts = [n for n in (1, 2, 4, 8, 16, 32, 64) if n <= usable_cores()]
-    rows = []
-    for n in counts:
-        cells = _cpu_cells(corpora, models, n, cfg)
-        for kwargs in cells:
-            r = run_cell("benchmarks.cost:cell", n, kwargs)
-            rows.append(
-                dict(r, corpus=corpus_name(kwargs["corpus"]), model=kwargs["model"], threads=n)
-            )
-            log(f"{kwargs['corpus']} {kwargs['model']} {n} threads: fit {r.get('fit_s', r)}")
-    return {
-        "name": NAME + "-cores",
-        "config": {**cfg, "corpora": corpora, "models": models, "threads": counts},
-        "rows": rows,
-    }
-
-
-def render_cores(payload):
-    """The report and plot of a :func:`run_cores` result."""
-    rep = Report(payload["name"], "A fit against the CPU cores given")
-    rep.text(
-        "Each default pipeline and tuned fastText fitted in its own process on the CPU alone, "
-        "with the number of torch (fastText) threads given, one fit at a time on the otherwise "
-        "idle machine. Speed-up: the fit on one thread over this one; epoch s: seconds per "
-        "classifier epoch."
-    )
-    ok = [r for r in payload["rows"] if "error" not in r]
-    one = {(r["corpus"], r["model"]): r for r in ok if r["threads"] == 1}
-    for corpus in dict.fromkeys(r["corpus"] for r in payload["rows"]):
-        rep.text(f"**{corpus}**")
-        rep.table(
-            ["model", "threads", "accuracy", "fit s", "speed-up", "epoch s"],
-            [
-                [
-                    SHORT[r["model"]],
-                    r["threads"],
-                    f"{r['accuracy']:.4f}",
-                    sig(r["fit_s"]),
-                    sig(one[corpus, r["model"]]["fit_s"] / r["fit_s"])
-                    if (corpus, r["model"]) in one
-                    else "n/a",
-                    sig(r["epoch_s"]) if r.get("epoch_s") else "",
-                ]
-                for r in ok
-                if r["corpus"] == corpus
-            ],
-        )
-
-    def plot(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        for (corpus, model), base in one.items():
-            mine = [r for r in ok if (r["corpus"], r["model"]) == (corpus, model)]
-            ax.plot(
-                [r["threads"] for r in mine],
-                [base["fit_s"] / r["fit_s"] for r in mine],
-                marker="o",
-                label=f"{SHORT[model]} ({corpus})",
-            )
-        counts = payload["config"]["threads"]
-        ax.plot(counts, counts, color="grey", linestyle=":", label="linear")
-        ax.set(xscale="log", yscale="log", xlabel="threads", ylabel="fit speed-up over 1 thread")
-        ax.set_xticks(counts, [str(n) for n in counts])
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
-
-    return rep, plot
-
-
 def render(payload):
     """The report and plot of a :func:`run` result (also of one read back from JSON)."""
-    if payload["name"].startswith(NAME + "-cores"):
-        return render_cores(payload)
     rep = Report(payload["name"], f"On a GPU ({payload['device']['gpu']})")
     rep.text(
         "The CUDA tests and scikit-learn's estimator checks on the device; then each "

@@ -1,15 +1,15 @@
 """The GPU part's bookkeeping, on the CPU: pytest's summary and the report of a run."""
 
-from benchmarks import gpu
+from benchmarks.gpu import cores, device
 
 
 def test_pytest_summary_reads_the_last_summary_line():
     text = (
         "....s\nFAILED tests/x.py::t - boom\n1 failed, 4 passed, 2 skipped, 3 deselected in 9s\n"
     )
-    assert gpu.pytest_summary(text) == {"failed": 1, "passed": 4, "skipped": 2, "deselected": 3}
-    assert gpu.pytest_summary("1 error in 2s") == {"error": 1}
-    assert gpu.pytest_summary("no summary") == {}
+    assert device.pytest_summary(text) == {"failed": 1, "passed": 4, "skipped": 2, "deselected": 3}
+    assert device.pytest_summary("1 error in 2s") == {"error": 1}
+    assert device.pytest_summary("no summary") == {}
 
 
 def _fit(model, precision, epoch_s, fit_s):
@@ -41,7 +41,7 @@ def test_report_divides_the_cpu_epoch_by_the_gpu_epoch_and_the_fit_by_fasttexts(
             {"corpus": "mr", "model": "fasttext", "fit_s": 4.0},
         ],
     }
-    rep, plot = gpu.render(payload)
+    rep, plot = device.render(payload)
     (table,) = [b for b in rep.blocks if b[0] == "table" and "epoch x CPU" in b[1]]
     columns, rows = table[1], table[2]
     row = dict(zip(columns, rows[0]))
@@ -72,7 +72,7 @@ def test_cores_report_divides_each_fit_by_its_one_thread_fit():
             fit("fasttext", 4, 0.5),
         ],
     }
-    rep, plot = gpu.render(payload)
+    rep, plot = cores.render(payload)
     (table,) = [b for b in rep.blocks if b[0] == "table"]
     rows = {(r[0], str(r[1])): dict(zip(table[1], r)) for r in table[2]}
     assert rows["LAMA", "2"]["speed-up"] == "1.50"  # 12 s / 8 s
@@ -87,12 +87,10 @@ def test_cores_section_runs_one_cell_per_model_and_thread_count(monkeypatch):
         calls.append((kwargs["model"], threads, kwargs["threads"], kwargs["profile_docs"]))
         return {"fit_s": 1.0}
 
-    monkeypatch.setattr(gpu, "run_cell", run_cell)
-    monkeypatch.setattr(gpu, "usable_cores", lambda: 5)
-    monkeypatch.setattr(gpu, "fasttext_status", lambda: None)
-    payload = gpu.run(
-        dict(gpu.SIZES["quick"], section="cores", models=["duo"]), 1, None, lambda m: None
-    )
+    monkeypatch.setattr(cores, "run_cell", run_cell)
+    monkeypatch.setattr(cores, "usable_cores", lambda: 5)
+    monkeypatch.setattr(cores, "fasttext_status", lambda: None)
+    payload = cores.run(dict(cores.SIZES["quick"], models=["duo"]), 1, None, lambda m: None)
     assert payload["config"]["threads"] == [1, 2, 4]
     assert calls == [(m, n, n, 0) for n in (1, 2, 4) for m in ("duo", "fasttext")]
     assert {r["corpus"] for r in payload["rows"]} == {"mr"}

@@ -1,18 +1,19 @@
 """The shared harness: the cells' process boundary, the reports, and the results' layout."""
 
 import glob
-import json
 import os
+import re
 import time
 
 import pytest
+from matplotlib.figure import Figure
 
-from benchmarks.__main__ import PARTS, _part_of
 from benchmarks._env import ROOT
 from benchmarks._harness import run_cell
+from benchmarks._parts import RESULTS, part_of, read, render, write_docs
 from benchmarks._report import Report
 
-RESULTS = os.path.join(ROOT, "benchmarks", "results")
+JSON = sorted(glob.glob(os.path.join(RESULTS, "*.json")))
 
 
 def sleeper(seconds):
@@ -63,21 +64,55 @@ def test_every_committed_result_is_a_parts_json_rst_or_png_and_no_log():
         stem, ext = os.path.splitext(name)
         assert ext in (".json", ".rst", ".png"), name
         assert "log" not in stem and "before" not in stem, name
-        assert _part_of(stem) in PARTS.values(), name
+        assert part_of(stem) is not None, name
     # Every table and plot has the measurements it was written from.
-    for path in glob.glob(os.path.join(RESULTS, "*.rst")):
-        assert os.path.exists(path[: -len(".rst")] + ".json"), path
+    for path in glob.glob(os.path.join(RESULTS, "*.rst")) + glob.glob(
+        os.path.join(RESULTS, "*.png")
+    ):
+        assert os.path.exists(os.path.splitext(path)[0] + ".json"), path
 
 
-@pytest.mark.parametrize(
-    "path", sorted(glob.glob(os.path.join(RESULTS, "*.json"))), ids=os.path.basename
-)
+def test_a_results_file_belongs_to_the_benchmark_with_the_longest_name_it_starts_with():
+    assert part_of("cost")[:2] == ("cost", "pipelines")
+    assert part_of("cost-r8-long")[:2] == ("cost", "pipelines")
+    assert part_of("scaling-mr")[:2] == ("cost", "corpus-size")
+    assert part_of("scaling-length")[:2] == ("cost", "doc-length")
+    assert part_of("runtime_vs_length")[:2] == ("cost", "paper-length")
+    assert part_of("gpu-cores")[:2] == ("gpu", "cores")
+    assert part_of("gpu")[:2] == ("gpu", "device")
+    assert part_of("default-select-r8")[:2] == ("select", None)
+    assert part_of("nothing") is None
+
+
+@pytest.mark.parametrize("path", JSON, ids=os.path.basename)
 def test_every_committed_result_renders_with_its_part(path):
-    stem = os.path.basename(path)[: -len(".json")]
-    with open(path) as fh:
-        payload = json.load(fh)
-    payload.pop("meta")
-    payload.setdefault("name", stem)
-    report, plot = _part_of(stem).render(payload)
-    assert report.name == stem
-    assert report.blocks and callable(plot)
+    meta, payload = read(path)
+    _, _, module = part_of(payload["name"])
+    report, plot = module.render(dict(payload, meta=meta))
+    assert report.name == os.path.basename(path)[: -len(".json")]
+    assert report.blocks
+    plot(Figure(figsize=(11, 4.6)))
+
+
+@pytest.mark.parametrize("path", JSON, ids=os.path.basename)
+def test_every_committed_table_is_what_its_part_renders_from_its_json(path):
+    """The committed ``.rst`` cannot drift from its figures: rewrite it with ``--render-only``."""
+    with open(path[: -len(".json")] + ".rst") as fh:
+        assert fh.read() == render(path)[0]
+
+
+def test_the_results_page_shows_every_committed_result_once(tmp_path):
+    with open(os.path.join(ROOT, "docs", "results.rst")) as fh:
+        page = fh.read()
+    included = re.findall(r"^\.\. include:: /_build/results/(\S+)\.rst$", page, re.M)
+    images = re.findall(r"^\.\. image:: /_build/results/(\S+)\.png$", page, re.M)
+    stems = sorted(os.path.basename(p)[: -len(".json")] for p in JSON)
+    assert sorted(included) == stems
+    figures = [s for s in stems if os.path.exists(os.path.join(RESULTS, s + ".png"))]
+    assert sorted(images) == figures
+    # What docs/conf.py writes for the page: every result's tables, and its figure if kept.
+    written = write_docs(str(tmp_path), RESULTS)
+    assert sorted(written) == stems
+    assert sorted(p.stem for p in tmp_path.glob("*.png")) == figures
+    text = (tmp_path / "cost.rst").read_text()
+    assert text.splitlines()[1] == "~" * len(text.splitlines()[0])
