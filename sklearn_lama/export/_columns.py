@@ -8,7 +8,6 @@ model, whose ``side`` input it feeds. The server (:mod:`._runtime`) feeds the
 raw columns to that model and needs neither scikit-learn nor skl2onnx.
 """
 
-import copy
 import warnings
 
 import numpy as np
@@ -27,11 +26,12 @@ ML_OPSET = 3
 def side_graph(columns, n_side, opset):
     """``(graph, settings, text_step)`` of a fitted ColumnTransformer holding one text step.
 
-    ``graph`` (``None`` without side features) is skl2onnx's ModelProto of
-    the side columns: one input per column read, ``(batch, 1)``, strings for
-    a column whose encoder fitted string categories and float32 otherwise,
-    and one output, the side features ``(batch, n_side)`` float32 in the
-    ColumnTransformer's order. ``settings`` is ``{"text": column name,
+    ``graph`` (``None`` without side features) is a ModelProto of the side
+    columns, joining skl2onnx's graph of each transformer (:func:`_convert`):
+    one input per column read, ``(batch, 1)``, strings for a column whose
+    encoder fitted string categories and float32 otherwise, and one output,
+    the side features ``(batch, n_side)`` float32 in the ColumnTransformer's
+    order. ``settings`` is ``{"text": column name,
     "inputs": {column: input name}, "output": output name, "features":
     names}``, with the names of the joined graph (:func:`join`). ``n_side``
     is the classifier's number of side features, checked against the
@@ -67,17 +67,15 @@ def side_graph(columns, n_side, opset):
             for j, column in enumerate(names):
                 strings[column] = strings.get(column, False) or _reads_strings(transformer, j)
     inputs = [c for c in columns.feature_names_in_ if c in strings]
-    position = {column: i for i, column in enumerate(inputs)}
-    side = copy.copy(columns)
-    # Without the text step; the others read their columns by position among the inputs.
-    side.transformers_ = [
-        (name, t, [position[c] for c in names])
-        for name, t, names in selections
-        if name != text_name
-    ]
-    graph = _convert(side, inputs, [strings[c] for c in inputs], n_side, opset)
+    kept = [(name, t, names) for name, t, names in selections if name != text_name]
+    graph = _convert(columns, kept, inputs, strings, n_side, opset)
     try:
-        features = [str(f) for f in side.get_feature_names_out()]
+        text_part = columns.output_indices_.get(text_name, slice(0, 0))
+        features = [
+            str(f)
+            for j, f in enumerate(columns.get_feature_names_out())
+            if not text_part.start <= j < text_part.stop
+        ]
     except (AttributeError, ValueError):  # a transformer that does not name its outputs
         features = [f"side{j}" for j in range(n_side)]
     settings = {
@@ -118,37 +116,92 @@ def _reads_strings(transformer, j):
     return statistics is not None and isinstance(statistics[j], str)
 
 
-def _convert(side, inputs, strings, n_side, opset):
-    """skl2onnx's graph of the ColumnTransformer ``side``, which reads ``inputs`` by position."""
+def _convert(columns, kept, inputs, strings, n_side, opset):
+    """One graph of the transformers ``kept``: the columns ``inputs`` in, their features out.
+
+    skl2onnx converts each transformer on its own, reading its columns; each
+    graph's names take the transformer's position as prefix, its inputs
+    become the columns' (shared by the transformers), and a ``Concat`` joins their outputs,
+    cast to float32, in the ColumnTransformer's order (``output_indices_``).
+    Passed-through columns go to the ``Concat`` as they are read.
+    """
+    from onnx import TensorProto, compose, helper
     from skl2onnx import convert_sklearn
     from skl2onnx.common.data_types import FloatTensorType, StringTensorType
 
-    types = [
-        (column, StringTensorType([None, 1]) if text else FloatTensorType([None, 1]))
-        for column, text in zip(inputs, strings)
-    ]
+    types = {
+        c: StringTensorType([None, 1]) if strings[c] else FloatTensorType([None, 1])
+        for c in inputs
+    }
     # The output's name, other than every column's.
     output = "side"
     while output in inputs:
         output += "_"
-    try:
-        graph = convert_sklearn(
-            side,
-            initial_types=types,
-            final_types=[(output, FloatTensorType([None, n_side]))],
-            target_opset={"": opset, "ai.onnx.ml": ML_OPSET},
-        )
-    except Exception as exc:  # skl2onnx raises RuntimeError, TypeError, its own errors
-        raise TypeError(
-            f"to_onnx cannot convert the side columns' transformers with skl2onnx: {exc}"
-        ) from exc
-    # skl2onnx writes each node as operator set ``opset`` defines it, but records
-    # the highest version those definitions date from; the joined graph holds one
-    # version per domain, the classifier's.
-    for entry in graph.opset_import:
-        if entry.domain in ("", "ai.onnx"):
-            entry.version = opset
-    return graph
+    order = sorted(kept, key=lambda part: columns.output_indices_[part[0]].start)
+    parts, nodes, initializers, sparse, value_info = [], [], [], [], []
+    opsets, ir_version = {"": opset}, 7
+    for k, (name, transformer, names) in enumerate(order):
+        indices = columns.output_indices_[name]
+        if transformer == "drop" or not names or indices.stop == indices.start:
+            continue
+        if transformer == "passthrough":
+            parts.extend(names)
+            continue
+        try:
+            sub = convert_sklearn(
+                transformer,
+                initial_types=[(c, types[c]) for c in names],
+                target_opset={"": opset, "ai.onnx.ml": ML_OPSET},
+            )
+        except Exception as exc:  # skl2onnx raises RuntimeError, TypeError, its own errors
+            raise TypeError(
+                f"to_onnx cannot convert the side columns' transformers with skl2onnx: {exc}"
+            ) from exc
+        graph = compose.add_prefix_graph(sub.graph, f"{k}/")
+        # skl2onnx may rename an input (one named as its output, "variable"): the
+        # graph's inputs are the columns in the order given, renamed to the columns.
+        reads = {i.name: column for i, column in zip(graph.input, names)}
+        for node in graph.node:
+            node.input[:] = [reads.get(edge, edge) for edge in node.input]
+        nodes.extend(graph.node)
+        initializers.extend(graph.initializer)
+        sparse.extend(graph.sparse_initializer)
+        value_info.extend(graph.value_info)
+        part = graph.output[0]
+        if part.type.tensor_type.elem_type != TensorProto.FLOAT:
+            nodes.append(
+                helper.make_node("Cast", [part.name], [f"{k}/float"], to=TensorProto.FLOAT)
+            )
+            parts.append(f"{k}/float")
+        else:
+            parts.append(part.name)
+        # skl2onnx writes each node as operator set ``opset`` defines it, but records
+        # the highest version those definitions date from; the joined graph holds one
+        # version per domain, the classifier's.
+        for entry in sub.opset_import:
+            if entry.domain not in ("", "ai.onnx"):
+                opsets[entry.domain] = max(opsets.get(entry.domain, 1), entry.version)
+        ir_version = max(ir_version, sub.ir_version)
+    nodes.append(helper.make_node("Concat", parts, [output], axis=1))
+    graph = helper.make_graph(
+        nodes,
+        "side_columns",
+        [
+            helper.make_tensor_value_info(
+                c, TensorProto.STRING if strings[c] else TensorProto.FLOAT, [None, 1]
+            )
+            for c in inputs
+        ],
+        [helper.make_tensor_value_info(output, TensorProto.FLOAT, [None, n_side])],
+        initializer=initializers,
+        sparse_initializer=sparse,
+        value_info=value_info,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()]
+    )
+    model.ir_version = ir_version
+    return model
 
 
 def join(side, classifier):
