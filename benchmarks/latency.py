@@ -36,7 +36,7 @@ def cell(model, corpus, train_limit, max_epochs, calls, warmup):
 
     X, y, X_test, _ = load(corpus)
     X, y = head(X, y, train_limit)
-    overrides = {} if model == "tfidf_lr" else {"max_epochs": max_epochs}
+    overrides = {} if model == "tfidf_lr" else {"max_epochs": max_epochs, "torch_threads": 1}
     pipe = make(model, **overrides).fit(X, y)
     documents = [X_test[i % len(X_test)] for i in range(warmup + calls)]
     times = []
