@@ -177,9 +177,8 @@ def test_duo_self_attention_batches_keep_to_the_pair_budget(batch_shapes):
         assert size * length**2 <= max_pairs
 
 
-def test_padding_of_a_small_batch_keeps_to_the_pair_budget():
-    # Inference pads a small batch with copies of its last document: within
-    # the pair budget too, not only the token budget.
+def test_a_document_alone_is_a_batch_of_one_row():
+    # Inference pads no batch: one document costs one row, whatever the budgets allow.
     X = _long_sequences([40, 40, 40, 5, 5])
     clf = DuoClassifier(
         n_layers=1,
@@ -193,11 +192,14 @@ def test_padding_of_a_small_batch_keeps_to_the_pair_budget():
     hook = clf.net_.module_.register_forward_pre_hook(
         lambda module, args, kwargs: shapes.append(tuple(kwargs["ids"].shape)), with_kwargs=True
     )
-    alone = clf.predict_proba(X[:1])
+    clf.predict_proba(X[:1])
+    clf.predict_proba(X)
     hook.remove()
     max_pairs = 2**16 // (4 * clf.n_heads)
-    assert shapes == [(max_pairs // 40**2, 40)]
-    np.testing.assert_allclose(alone, clf.predict_proba(X)[:1], rtol=1e-5, atol=1e-6)
+    assert shapes[0] == (1, 40)
+    # The whole set: each batch within the pair budget, its documents only, each once.
+    assert all(rows * width**2 <= max(max_pairs, width**2) for rows, width in shapes[1:])
+    assert sum(rows for rows, _ in shapes[1:]) == len(X)
 
 
 def test_duo_self_attention_refuses_documents_too_long_for_memory():

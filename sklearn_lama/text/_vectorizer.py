@@ -100,7 +100,7 @@ def train_word_vectors(
         **options,
     )
     words = model.wv.index_to_key
-    # Equal counts in the order first seen, as recent gensim releases sort them (4.3.0 leaves
+    # Equal counts latest first seen first, as recent gensim releases sort them (4.3.0 leaves
     # ties in no fixed order), so that the vocabulary is the same on every supported release.
     first_seen = {}
     for sentence in sentences:
@@ -108,7 +108,7 @@ def train_word_vectors(
             first_seen.setdefault(word, len(first_seen))
     order = sorted(
         range(len(words)),
-        key=lambda i: (-model.wv.get_vecattr(words[i], "count"), first_seen[words[i]]),
+        key=lambda i: (-model.wv.get_vecattr(words[i], "count"), -first_seen[words[i]]),
     )
     vectors = np.asarray(model.wv.vectors, np.float32)[order]
     return [words[i] for i in order], vectors
