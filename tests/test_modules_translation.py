@@ -213,3 +213,99 @@ def test_logits_are_the_tied_output_layer(fusion):
     assert_within(logits, expected, bound)
     assert last.shape == (2, 1, 11)
     assert_within(last, logits[:, -1:], bound[:, -1:])
+
+
+def _output_terms_abs_sum(model, tgt, memory, memory_mask):
+    """Float64 absolute sum of the output layer's terms for the full-prefix decode of ``tgt``.
+
+    With ``fusion`` the logits are ``(h @ fusion.T) @ tables.T``: the terms of the second product
+    are at most ``|h| @ |fusion|.T`` times ``|tables|``.
+    """
+    with torch.no_grad():
+        streams = model._embed(model.tgt_embeddings, tgt)
+        for layer in model.decoder:
+            streams = layer(streams, memory, tgt != 0, memory_mask)
+    hidden = torch.cat(streams, dim=-1).double().abs()
+    if model.fusion is not None:
+        hidden = hidden @ model.fusion.detach().double().abs().T
+    tables = torch.cat([e.weight for e in model.tgt_embeddings], dim=-1).detach().double().abs()
+    return (hidden @ tables.T).max().item()
+
+
+@pytest.mark.parametrize(
+    "flags", ALL_SETTINGS, ids=lambda f: "-".join(k for k, v in f.items() if v) or "vanilla"
+)
+def test_incremental_decoding_is_the_full_prefix_decode(flags):
+    """Decoding a few tokens at a time, the earlier positions' keys and values kept, gives the
+    log-probabilities of the decoder run on the whole prefix, through the reorderings and the
+    dropped rows of beam search.
+
+    The same layers and weights compute both; only the shapes of the products differ (the new
+    positions against the whole prefix), so they agree within the rounding bound of the
+    network's chained reductions. ``log_softmax`` moves by at most twice its logits' move
+    (``d log p_i = dz_i - sum_j p_j dz_j``).
+    """
+    model = make(**flags)
+    if flags["fusion"]:
+        with torch.no_grad():
+            model.fusion.add_(0.1 * torch.randn_like(model.fusion))
+    # Two sentences of two beams each: rows 0-1 share an encoder output, rows 2-3 another.
+    src = ids((2, 6)).repeat_interleave(2, dim=0)
+    tgt = ids((4, 10), low=3, high=11)
+    n = max(N, model.n_streams * 16)  # the output layer sums n_streams * d_model terms
+    # After the step ending at each key: (rows kept, whether their encoder outputs move too).
+    selections = {
+        1: (torch.tensor([1, 0, 3, 3]), False),  # beams reordered within their sentence
+        3: (torch.tensor([0, 0, 2, 3]), False),
+        4: (torch.tensor([2, 3]), True),  # the first sentence ended
+        5: (torch.tensor([1, 0]), False),
+    }
+    with torch.no_grad():
+        memory, memory_mask = model.encode(src)
+        state = model.start_decoding(memory, memory_mask)
+        rows = torch.arange(4)
+        for start, end in [(0, 1), (1, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 10)]:
+            logits = model.decode_next(tgt[rows, start:end], state)
+            prefix, mem = tgt[rows, :end], tuple(m[rows] for m in memory)
+            expected = model.decode(prefix, mem, memory_mask[rows])[:, start:end]
+            bound = chained_bound(
+                _output_terms_abs_sum(model, prefix, mem, memory_mask[rows]), n, DEPTH
+            )
+            assert_within(logits, expected, bound)
+            assert_within(logits.log_softmax(-1), expected.log_softmax(-1), 2 * bound)
+            if end in selections:
+                kept, memory_too = selections[end]
+                state.select(kept, memory=memory_too)
+                rows = rows[kept]
+        assert state.length == 10
+        # The check can fail: the last step against a prefix with another first token.
+        other = prefix.clone()
+        other[:, 0] = (other[:, 0] + 1 - 3) % 8 + 3
+        wrong = model.decode(other, mem, memory_mask[rows])[:, start:end]
+    assert (abs(logits - wrong) > bound).any()
+
+
+def test_a_decoding_step_runs_the_new_position_only():
+    """Each product of a step sees the new position alone, whatever the prefix's length, and the
+    encoder output's keys and values are projected once, when decoding starts."""
+    model = make(**dict.fromkeys(FLAGS, True))
+    src, tgt = ids((2, 6)), ids((2, 9))
+    widths = []
+    hooks = [
+        m.register_forward_hook(lambda module, args, out: widths.append(args[0].shape[1]))
+        for m in model.decoder.modules()
+        if isinstance(m, nn.Linear)
+    ]
+    try:
+        with torch.no_grad():
+            memory, memory_mask = model.encode(src)
+            state = model.start_decoding(memory, memory_mask)
+            # The cross-attentions' key (and value) projections, two streams, two layers.
+            assert widths == [6] * 4
+            model.decode_next(tgt[:, :8], state)
+            widths.clear()
+            model.decode_next(tgt[:, 8:], state)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    assert widths and set(widths) == {1}

@@ -1,9 +1,11 @@
 """DuoTranslator: learning, decoding, placeholders, scikit-learn API, training stack, bad input."""
 
+import copy
 import inspect
 import io
 import os
 import re
+import time
 import warnings
 
 import joblib
@@ -32,6 +34,7 @@ from sklearn_lama.translation._subwords import (
     protect_placeholders,
     restore_placeholders,
 )
+from sklearn_lama.translation._translator import MAX_OUTPUT_LENGTH
 from tests._tolerances import Exact, assert_identical
 
 from .conftest import InterruptAt
@@ -184,9 +187,8 @@ def test_max_length(fitted):
 
 def test_long_sources_are_cut_to_max_source_length(fitted):
     model = _fitted_copy(fitted, max_source_length=6)
-    long = " ".join(["open the file"] * 400)
-    (n_subwords,) = map(len, model.source_subwords_.encode([long]))
-    with pytest.warns(UserWarning, match=rf"X\[1\], {n_subwords} subwords.*max_source_length=6"):
+    long = "  ".join(["open the\tfile"] * 400)
+    with pytest.warns(UserWarning, match=r"X\[1\]\) are longer than max_source_length=6"):
         out = model.predict(["open the file", long])
     # The target is bounded by twice the (cut) source plus 10.
     assert len(model.target_subwords_.encode([out[1]])[0]) <= 2 * 6 + 10
@@ -194,8 +196,91 @@ def test_long_sources_are_cut_to_max_source_length(fitted):
     assert out[1] == model.predict([cut])[0]
 
 
+def test_only_the_words_translated_are_segmented(fitted):
+    """A source is cut to its first ``max_source_length + 1`` words before segmentation: a
+    subword never spans white space, so the subwords kept are those of the whole text."""
+    model = _fitted_copy(fitted, max_source_length=6)
+    long = "   ".join(["copy %s to %(dest)s: % d {0}\tfiles\u00a0now"] * 300)
+    (whole,), _ = model._sources([long])
+    (head,), _ = model._sources([long], max_words=7)
+    assert len(head.split(" ")) == 7 and whole.startswith(head)
+    whole_ids, head_ids = model.source_subwords_.encode([whole, head])
+    assert_identical(head_ids[:6], whole_ids[:6], why=Exact.DISCRETE)
+    assert len(head_ids) > 6  # enough to tell that the source is too long
+
+
 def test_empty_source_translates_to_an_empty_string(fitted):
-    assert fitted.predict(["", "open the file", "   "]).tolist()[::2] == ["", ""]
+    blank = ["", "   ", "\t\n\r", "\u3000\u2028\x1c"]
+    out = fitted.predict(["open the file", *blank]).tolist()
+    assert out[0] and out[1:] == [""] * len(blank)
+
+
+# ---------------------------------------------------------- extreme input, bounded time
+# A generous bound on a loaded 2-core machine: these take a few seconds. Decoding that re-ran
+# the decoder over the whole prefix at every step took minutes on one 5,000-word sentence.
+SECONDS = 30
+
+
+def _never_ending(fitted, **params):
+    """A copy of ``fitted`` whose network never ends a translation (decoding's longest case),
+    and the list of the decoding steps it takes (the rows of each)."""
+    model = copy.deepcopy(fitted).set_params(**params)
+    step, steps = model.module_.decode_next, []
+
+    def decode_next(tokens, state, last_only=False):
+        steps.append(tokens.shape[0])
+        logits = step(tokens, state, last_only)
+        logits[..., EOS_ID] = float("-inf")
+        return logits
+
+    model.module_.decode_next = decode_next
+    return model, steps
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_a_5000_word_sentence_answers_in_seconds(fitted, beam_size):
+    model, steps = _never_ending(fitted, beam_size=beam_size)
+    long = " ".join(np.random.RandomState(0).choice(" ".join(EN).split(), 5000))
+    start = time.perf_counter()
+    with pytest.warns(UserWarning, match=r"X\[0\]\) are longer than max_source_length=512"):
+        (out,) = model.predict([long])
+    assert time.perf_counter() - start < SECONDS
+    # Twice the (cut) source plus 10 would be 1,034: the default stops at 512 subwords.
+    assert len(steps) == MAX_OUTPUT_LENGTH and set(steps) == {beam_size}
+    assert isinstance(out, str) and out
+
+
+def test_odd_text_translates_in_seconds(fitted):
+    rng = np.random.RandomState(0)
+    odd = [
+        "".join(chr(c) for c in rng.randint(0x1F300, 0x1FAFF, 300)),  # emoji
+        "\x00\x01\x07\x1b[31m open the file \x7f\x9f",  # control characters
+        "\u202e\u200b\ufeff open the file \u2066",  # bidi and zero-width marks
+        "open \ud800 the \udfff file",  # lone surrogates: not UTF-8
+        "e\u0301" * 500,  # combining marks
+        "\ue000 open %s \ue00f",  # the private-use characters of the placeholder slots
+        "%" + "0" * 100_000,  # almost a placeholder
+        "{" + "a" * 100_000,
+        "x" * 200_000,  # one long word
+    ]
+    start = time.perf_counter()
+    for beam_size in (1, 4):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # sources cut to max_source_length
+            out = _fitted_copy(fitted, beam_size=beam_size).predict(odd)
+        assert out.shape == (len(odd),)
+        assert all(isinstance(text, str) and text.encode("utf-8") is not None for text in out)
+    assert time.perf_counter() - start < SECONDS
+
+
+def test_2000_sentences_in_one_call(fitted):
+    rng = np.random.RandomState(0)
+    words = " ".join(EN).split()
+    X = [" ".join(rng.choice(words, 1 + i % 40)) for i in range(2000)]
+    start = time.perf_counter()
+    out = _fitted_copy(fitted, beam_size=4).predict(X)
+    assert time.perf_counter() - start < SECONDS
+    assert out.shape == (2000,) and all(isinstance(text, str) for text in out)
 
 
 def test_deterministic_and_clone(fitted):

@@ -148,6 +148,8 @@ def attend(pipeline, documents, method=None, targets=None, targets_name="y", tas
     """
     tokens, sequences, classifier, task = read_documents(pipeline, documents, task)
     method = resolve_method(method, classifier)
+    # Before any prediction: a method refuses documents too long for it at once.
+    method._check_documents(classifier, sequences)
     classes = task_classes(classifier, task)
     if targets is not None:
         if np.ndim(targets) == 0:

@@ -10,25 +10,60 @@ from ._attention import read_documents, task_proba
 from ._methods import resolve_method
 
 
-def _delete(sequences, rankings, k):
-    """``sequences`` with the ``k`` first positions of each document's ranking deleted."""
-    kept = []
-    for i, order in enumerate(rankings):
-        ids = sequences.document(i)
-        keep = np.ones(len(ids), dtype=bool)
-        keep[order[:k]] = False
-        kept.append(ids[keep])
-    offsets = np.concatenate([[0], np.cumsum([len(ids) for ids in kept], dtype=np.int64)])
-    ids = np.concatenate(kept) if kept else np.zeros(0, np.int32)
-    return TokenSequences(
-        ids,
-        offsets,
-        sequences.tables,
-        sequences.vocabulary_id,
-        sequences.pretrained,
-        side=sequences.side,
-        side_names=sequences.side_names,
-    )
+def _ranks(sequences, rankings):
+    """Each token's place in its document's ranking (0: deleted first), as one flat array."""
+    lengths = sequences.lengths
+    starts = np.repeat(sequences.offsets[:-1], lengths)
+    ranks = np.empty(len(sequences.ids), dtype=np.int64)
+    if len(ranks):
+        positions = np.concatenate([np.asarray(order, dtype=np.int64) for order in rankings])
+        ranks[starts + positions] = np.arange(len(ranks)) - starts
+    return ranks
+
+
+# Tokens of the shortened documents classified in one call: several values of k
+# share a call (and so its batches) while their documents stay within this.
+_CALL_TOKENS = 2**22
+
+
+def _shortened(sequences, ranks, max_k):
+    """``(k, documents, shortened)`` for ``k = 1 ... max_k``, several ``k`` per ``shortened``.
+
+    ``documents`` are those with tokens left to delete at ``k`` (every one at
+    ``k = 1``), ``shortened`` a :class:`TokenSequences` of each group's
+    documents, ``k`` by ``k``, without their ``k`` top-ranked tokens; the
+    caller classifies it once and reads each ``k``'s rows in order.
+    """
+    lengths = sequences.lengths
+    owner = np.repeat(np.arange(len(sequences)), lengths)
+    group, ids, counts, sides, tokens = [], [], [], [], 0
+    last = min(max_k, max(int(lengths.max(initial=0)), 1))
+    for k in range(1, last + 1):
+        documents = np.flatnonzero(lengths >= k) if k > 1 else np.arange(len(sequences))
+        keep = ranks >= k
+        if k > 1:
+            keep &= lengths[owner] >= k
+        group.append((k, documents))
+        ids.append(sequences.ids[keep])
+        counts.append(np.bincount(owner[keep], minlength=len(sequences))[documents])
+        if sequences.side is not None:
+            sides.append(sequences.side[documents])
+        tokens += len(ids[-1]) + len(documents)
+        if tokens >= _CALL_TOKENS or k == last:
+            offsets = np.concatenate([[0], np.cumsum(np.concatenate(counts), dtype=np.int64)])
+            yield (
+                group,
+                TokenSequences(
+                    np.concatenate(ids),
+                    offsets,
+                    sequences.tables,
+                    sequences.vocabulary_id,
+                    sequences.pretrained,
+                    side=np.concatenate(sides) if sides else None,
+                    side_names=sequences.side_names,
+                ),
+            )
+            group, ids, counts, sides, tokens = [], [], [], [], 0
 
 
 def deletion_curve(pipeline, documents, method=None, *, max_k=10, random_state=None, task=None):
@@ -62,7 +97,9 @@ def deletion_curve(pipeline, documents, method=None, *, max_k=10, random_state=N
         What ranks the tokens; ``None`` is the classifier's default
         explanation.
     max_k : int, default=10
-        Tokens deleted at most.
+        Tokens deleted at most. Each ``k`` classifies again only the
+        documents that still have tokens to lose (at least ``k``): beyond the
+        longest document, a larger ``max_k`` costs no further prediction.
     random_state : int, RandomState instance or None, default=None
         Draws the orders of ``method="random"``; the other methods ignore it.
     task : int, default=None
@@ -107,6 +144,8 @@ def deletion_curve(pipeline, documents, method=None, *, max_k=10, random_state=N
     random = isinstance(method, str) and method == "random"
     if not random:
         method = resolve_method(method, classifier)
+        # Before any prediction: a method refuses documents too long for it at once.
+        method._check_documents(classifier, sequences)
     rows = np.arange(len(sequences))
     proba = task_proba(classifier, sequences, task)
     explained = proba.argmax(axis=1)
@@ -119,7 +158,21 @@ def deletion_curve(pipeline, documents, method=None, *, max_k=10, random_state=N
         rankings = [np.argsort(-method.token_scores(v), kind="stable") for v in values]
     before = proba[rows, explained]
     drops = np.empty((len(sequences), max_k))
-    for k in range(1, max_k + 1):
-        after = task_proba(classifier, _delete(sequences, rankings, k), task)[rows, explained]
-        drops[:, k - 1] = before - after
+    # Past its length, a document loses no more tokens and keeps its last drop:
+    # each k classifies again only the documents with tokens left to delete,
+    # and the shortened documents of several k share one call.
+    if not len(sequences):
+        return drops
+    for group, shortened in _shortened(sequences, _ranks(sequences, rankings), max_k):
+        after = task_proba(classifier, shortened, task)
+        start = 0
+        for k, documents in group:
+            end = start + len(documents)
+            drops[documents, k - 1] = (
+                before[documents] - after[np.arange(start, end), explained[documents]]
+            )
+            start = end
+    done = np.maximum(sequences.lengths, 1)
+    past = np.arange(max_k) >= done[:, None]
+    np.copyto(drops, drops[rows, np.minimum(done, max_k) - 1][:, None], where=past)
     return drops

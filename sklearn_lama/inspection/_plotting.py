@@ -1,5 +1,6 @@
 """Matplotlib figures: explanation heat-maps and training curves (matplotlib imported lazily)."""
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -7,6 +8,10 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from ._attention import attend
+
+# The tokens max_tokens="auto" shows: beyond them the tick labels overlap, and
+# matplotlib lays out each one (seconds per thousand).
+_AUTO_TOKENS = 100
 
 
 def _pyplot():
@@ -22,7 +27,7 @@ def _pyplot():
 
 
 def plot_attention(
-    pipeline, document, ax=None, *, max_tokens=None, cmap="RdBu_r", method=None, task=None
+    pipeline, document, ax=None, *, max_tokens="auto", cmap="RdBu_r", method=None, task=None
 ):
     """Heat-map of a document's explanation: one column per token, one row per head or stream.
 
@@ -52,9 +57,17 @@ def plot_attention(
         One raw document.
     ax : matplotlib.axes.Axes, default=None
         Where to draw; ``None`` makes a new figure sized to the document.
-    max_tokens : int, default=None
+    max_tokens : int, None or "auto", default="auto"
         Show only the first ``max_tokens`` tokens (the values are those of the
-        whole document); ``None`` shows all of them.
+        whole document); ``None`` shows all of them. ``"auto"`` shows the
+        first 100, with a ``UserWarning`` when the document has more: each
+        token is a tick label, which matplotlib lays out one by one, so a
+        document of thousands of tokens would take minutes to draw, and
+        beyond a hundred the labels overlap. When tokens are left out, the
+        horizontal axis says how many are shown.
+
+        .. versionchanged:: 0.11.0
+           The default was ``None`` (every token).
     cmap : str or matplotlib colormap, default="RdBu_r"
         Colours of the values; a diverging map suits the centring.
     method : {"attention", "integrated_gradients", "occlusion"}, \
@@ -105,10 +118,11 @@ def plot_attention(
     """
     if not isinstance(document, str):
         raise TypeError(f"document must be one str; got {type(document).__name__}.")
-    if max_tokens is not None and (
-        not isinstance(max_tokens, Integral) or isinstance(max_tokens, bool) or max_tokens < 1
+    shown = _AUTO_TOKENS if isinstance(max_tokens, str) and max_tokens == "auto" else max_tokens
+    if shown is not None and (
+        not isinstance(shown, Integral) or isinstance(shown, bool) or shown < 1
     ):
-        raise ValueError(f"max_tokens must be a positive int or None; got {max_tokens!r}.")
+        raise ValueError(f"max_tokens must be a positive int, None or 'auto'; got {max_tokens!r}.")
     plt = _pyplot()
     from matplotlib.colors import TwoSlopeNorm
 
@@ -132,8 +146,16 @@ def plot_attention(
             vmin=min(weights.min(), 0.99 * centre),
             vmax=max(weights.max(), 1.01 * centre),
         )
-    if max_tokens is not None and len(tokens) > max_tokens:
-        tokens, weights = tokens[:max_tokens], weights[:, :max_tokens]
+    n_tokens = len(tokens)
+    if shown is not None and n_tokens > shown:
+        if shown is not max_tokens:
+            warnings.warn(
+                f"document has {n_tokens:,} tokens: plot_attention shows its first {shown} "
+                "(max_tokens='auto'); pass max_tokens=None to show all of them, or an int.",
+                UserWarning,
+                stacklevel=2,
+            )
+        tokens, weights = tokens[:shown], weights[:, :shown]
     if ax is None:
         # Room for the row labels, the colour bar and the rotated tokens.
         width = min(max(6.0, 0.32 * len(tokens) + 3.0), 20.0)
@@ -143,6 +165,8 @@ def plot_attention(
     ax.set_xticks(range(len(tokens)), tokens, rotation=90)
     ax.set_yticks(range(weights.shape[0]), attended.row_labels[: weights.shape[0]])
     ax.tick_params(length=0)
+    if len(tokens) < n_tokens:
+        ax.set_xlabel(f"first {len(tokens):,} of {n_tokens:,} tokens")
     best = attended.targets[0]
     ax.set_title(
         f"predicted {attended.classes[best]} (p = {attended.proba[0, best]:.2f})", loc="left"

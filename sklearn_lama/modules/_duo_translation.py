@@ -27,6 +27,13 @@ output tied to the target embedding) at the same width: the paper's baseline, in
 
 Masks are boolean with ``True`` for real tokens and padding only at the end of a row; padded keys
 get no weight.
+
+Decoding is incremental (the standard Transformer inference): :meth:`DuoTranslationModule.
+start_decoding` projects the encoder output's keys and values of every cross-attention once, and
+each :meth:`~DuoTranslationModule.decode_next` runs the same layers on the new target positions
+only, their masked self-attention reading the keys and values of the earlier positions from a
+:class:`DecoderState`. Training's :meth:`~DuoTranslationModule.decode` and a decoding step are one
+code path: the full prefix is a step from an empty state.
 """
 
 import math
@@ -40,9 +47,13 @@ from ._masking import masked_softmax
 __all__ = ["DuoDecoderLayer", "DuoTranslationModule", "StreamAttention", "causal_mask"]
 
 
-def causal_mask(length, device=None):
-    """``(length, length)`` bool, ``True`` where query ``i`` may see key ``j`` (``j <= i``)."""
-    return torch.ones(length, length, dtype=torch.bool, device=device).tril()
+def causal_mask(length, device=None, past=0):
+    """``(length, past + length)`` bool, ``True`` where query ``i`` may see key ``j``.
+
+    Query ``i`` is position ``past + i`` and sees the keys of the positions up to its own
+    (``j <= past + i``): ``past`` earlier positions come first, as in incremental decoding.
+    """
+    return torch.ones(length, past + length, dtype=torch.bool, device=device).tril(past)
 
 
 class StreamAttention(nn.Module):
@@ -97,6 +108,22 @@ class StreamAttention(nn.Module):
         b, t, _ = x.shape
         return x.view(b, t, self.n_heads, self.head_dim).transpose(1, 2)
 
+    def project(self, memory):
+        """Keys and values of ``memory``, what :meth:`attend` reads (and a decoder caches).
+
+        Parameters
+        ----------
+        memory : tuple of torch.Tensor, each (B, Tk, d_model)
+
+        Returns
+        -------
+        keys, values : list of torch.Tensor, each (B, n_heads, Tk, d_model / n_heads)
+            One per stream; with ``share_kv`` ``values`` is ``keys``.
+        """
+        keys = [self._split(k(m)) for k, m in zip(self.k, memory)]
+        values = keys if self.share_kv else [self._split(v(m)) for v, m in zip(self.v, memory)]
+        return keys, values
+
     def forward(self, queries, memory, key_mask, attn_mask=None):
         """Attend.
 
@@ -113,8 +140,22 @@ class StreamAttention(nn.Module):
         -------
         tuple of torch.Tensor, each (B, Tq, d_model)
         """
-        keys = [self._split(k(m)) for k, m in zip(self.k, memory)]
-        values = keys if self.share_kv else [self._split(v(m)) for v, m in zip(self.v, memory)]
+        return self.attend(queries, *self.project(memory), key_mask, attn_mask)
+
+    def attend(self, queries, keys, values, key_mask, attn_mask=None):
+        """Attend with the keys and values of :meth:`project`: the rest of :meth:`forward`.
+
+        Parameters
+        ----------
+        queries : tuple of torch.Tensor, each (B, Tq, d_model)
+        keys, values : list of torch.Tensor, each (B, n_heads, Tk, d_model / n_heads)
+        key_mask : torch.Tensor of bool, shape (B, Tk)
+        attn_mask : torch.Tensor of bool, shape (Tq, Tk), optional
+
+        Returns
+        -------
+        tuple of torch.Tensor, each (B, Tq, d_model)
+        """
         mask = key_mask[:, None, None, :]
         if attn_mask is not None:
             mask = mask & attn_mask[None, None]
@@ -221,26 +262,180 @@ class DuoDecoderLayer(nn.Module):
             return norm(streams[0], streams[1], sublayers[0], sublayers[1])
         return (norm(streams[0] + sublayers[0]),)
 
-    def forward(self, target, memory, target_mask, memory_mask):
+    def forward(self, target, memory, target_mask, memory_mask, cache=None):
         """Apply the layer.
 
         Parameters
         ----------
         target : tuple of torch.Tensor, each (B, Tt, d_model)
         memory : tuple of torch.Tensor, each (B, Ts, d_model)
-            Encoder output streams.
-        target_mask, memory_mask : torch.Tensor of bool, shapes (B, Tt), (B, Ts)
+            Encoder output streams (not read with a ``cache``: it holds their keys and values).
+        target_mask, memory_mask : torch.Tensor of bool, shapes (B, P + Tt), (B, Ts)
+            ``target_mask`` covers the ``P`` earlier positions of ``cache`` (0 without one), then
+            those of ``target``.
+        cache : LayerCache, optional
+            Incremental decoding: ``target`` holds the positions after the ``P`` whose
+            self-attention keys and values ``cache`` holds, and the cross-attention's keys and
+            values of the encoder output. Extended in place by the keys and values of ``target``.
 
         Returns
         -------
         tuple of torch.Tensor, each (B, Tt, d_model)
         """
-        causal = causal_mask(target[0].shape[1], target[0].device)
-        x = self._add_norm(
-            self.norms[0], target, self.self_attention(target, target, target_mask, causal)
-        )
-        x = self._add_norm(self.norms[1], x, self.cross_attention(x, memory, memory_mask))
+        past = 0 if cache is None else cache.length
+        causal = causal_mask(target[0].shape[1], target[0].device, past)
+        keys, values = self.self_attention.project(target)
+        if cache is not None:
+            keys, values = cache.extend(keys, values)
+        attention = self.self_attention.attend(target, keys, values, target_mask, causal)
+        x = self._add_norm(self.norms[0], target, attention)
+        cross = self.cross_attention.project(memory) if cache is None else cache.cross
+        x = self._add_norm(self.norms[1], x, self.cross_attention.attend(x, *cross, memory_mask))
         return self._add_norm(self.norms[2], x, [ff(s) for ff, s in zip(self.ff, x)])
+
+
+class LayerCache:
+    """What one :class:`DuoDecoderLayer` keeps between decoding steps, for a batch of rows.
+
+    Parameters
+    ----------
+    cross : tuple (keys, values)
+        The cross-attention's keys and values of the encoder output
+        (:meth:`StreamAttention.project`), computed once.
+    contiguous : bool, default=True
+        Copy ``cross`` to contiguous memory, where a product would copy a strided view at
+        every step (a single full-prefix pass reads it once and needs no copy).
+
+    Attributes
+    ----------
+    length : int
+        Target positions whose self-attention keys and values are held.
+    """
+
+    def __init__(self, cross, contiguous=True):
+        if contiguous:
+            keys, values = cross
+            copies = [t.contiguous() for t in keys]
+            cross = copies, copies if values is keys else [t.contiguous() for t in values]
+        self.cross = cross
+        self.length = 0
+        self._shared = False
+        # The first positions' keys (then, unless shared, values) as given, (B, n_heads, P,
+        # head_dim): a full prefix (training) is kept as it is.
+        self._first = None
+        # Once extended: time-major buffers (capacity, B, n_heads, head_dim), the first
+        # ``length`` positions in use, so that a step writes one position without copying the
+        # others, and a reordering of the rows (beam search) copies the positions in use once,
+        # into the spare buffers, which then swap roles.
+        self._buffers = self._spares = None
+
+    def _split(self, tensors):
+        n = len(tensors) if self._shared else len(tensors) // 2
+        keys = tensors[:n]
+        return keys, keys if self._shared else tensors[n:]
+
+    def extend(self, keys, values):
+        """Append the new positions' keys and values; return those of every position."""
+        new = list(keys) if values is keys else list(keys) + list(values)
+        start, end = self.length, self.length + new[0].shape[2]
+        self.length = end
+        if start == 0:
+            self._shared, self._first = values is keys, new
+            return keys, values
+        if self._buffers is None or self._buffers[0].shape[0] < end:
+            # Grown by doubling: the copies cost O(1) per position.
+            capacity = max(end, 2 * start)
+            old = (
+                [t.permute(2, 0, 1, 3) for t in self._first]
+                if self._buffers is None
+                else [b[:start] for b in self._buffers]
+            )
+            self._buffers = [t.new_empty((capacity,) + t.shape[1:]) for t in old]
+            for buffer, t in zip(self._buffers, old):
+                buffer[:start] = t
+            self._first = self._spares = None
+        for buffer, t in zip(self._buffers, new):
+            buffer[start:end] = t.permute(2, 0, 1, 3)
+        return self._split([b[:end].permute(1, 2, 0, 3) for b in self._buffers])
+
+    def select(self, rows, memory=True):
+        """Keep ``rows`` (int64 tensor), in that order; ``memory=False`` leaves ``cross`` as is."""
+        if self._first is not None:
+            self._first = [t.index_select(0, rows) for t in self._first]
+        elif self._buffers is not None:
+            shape = (self._buffers[0].shape[0], len(rows)) + self._buffers[0].shape[2:]
+            if self._spares is None or self._spares[0].shape != shape:
+                self._spares = [b.new_empty(shape) for b in self._buffers]
+            for buffer, spare in zip(self._buffers, self._spares):
+                torch.index_select(buffer[: self.length], 1, rows, out=spare[: self.length])
+            self._buffers, self._spares = self._spares, self._buffers
+        if memory:
+            keys, values = self.cross
+            taken = [t.index_select(0, rows) for t in keys]
+            self.cross = (
+                taken,
+                taken if values is keys else [t.index_select(0, rows) for t in values],
+            )
+
+
+class DecoderState:
+    """What incremental decoding keeps between steps: :meth:`DuoTranslationModule.start_decoding`.
+
+    For each decoder layer a :class:`LayerCache` (the self-attention's keys and values of the
+    target positions given so far, the cross-attention's of the encoder output), the masks of
+    both sides, and the position encodings.
+
+    Parameters
+    ----------
+    layers : sequence of DuoDecoderLayer
+    memory : tuple of torch.Tensor, each (B, Ts, d_model)
+        Encoder output streams: each layer's cross-attention projects their keys and values here.
+    memory_mask : torch.Tensor of bool, shape (B, Ts)
+    contiguous : bool, default=True
+        See :class:`LayerCache`.
+
+    Attributes
+    ----------
+    length : int
+        Target positions given so far.
+    layers : list of LayerCache
+    target_mask, memory_mask : torch.Tensor of bool, shapes (B, length), (B, Ts)
+    output_table : torch.Tensor or None
+        The target embedding tables side by side, ``(tgt_vocab_size, n_streams * d_model)``, once
+        a step has made it.
+    """
+
+    def __init__(self, layers, memory, memory_mask, contiguous=True):
+        self.layers = [
+            LayerCache(layer.cross_attention.project(memory), contiguous) for layer in layers
+        ]
+        self.memory_mask = memory_mask
+        self.target_mask = memory_mask.new_ones((memory_mask.shape[0], 0))
+        self.length = 0
+        self.output_table = None
+        self._positions = None
+
+    def positions(self, length, width, device):
+        """Sinusoidal encodings ``(length, width)`` of the next ``length`` positions."""
+        end = self.length + length
+        if self._positions is None or self._positions.shape[0] < end:
+            # Grown by doubling: the table costs O(1) per position.
+            size = end if self.length == 0 else max(end, 2 * self._positions.shape[0])
+            self._positions = _sinusoidal_positions(size, width, device, torch.float32)
+        return self._positions[self.length : end]
+
+    def select(self, rows, memory=True):
+        """Keep the rows ``rows`` (an int64 tensor), in that order.
+
+        For a beam's reordering, or to keep the rows still decoding. ``memory=False`` keeps the
+        encoder side as it is, for a reordering among rows of one encoder output (the beams of
+        one sentence): only the target side is taken.
+        """
+        for cache in self.layers:
+            cache.select(rows, memory)
+        self.target_mask = self.target_mask.index_select(0, rows)
+        if memory:
+            self.memory_mask = self.memory_mask.index_select(0, rows)
 
 
 class DuoTranslationModule(nn.Module):
@@ -350,9 +545,11 @@ class DuoTranslationModule(nn.Module):
             with torch.no_grad():
                 embedding.weight[0].zero_()
 
-    def _embed(self, embeddings, ids, projections=None):
-        t = ids.shape[1]
-        positions = _sinusoidal_positions(t, self.d_model, ids.device, torch.float32)
+    def _embed(self, embeddings, ids, projections=None, positions=None):
+        if positions is None:
+            positions = _sinusoidal_positions(
+                ids.shape[1], self.d_model, ids.device, torch.float32
+            )
         streams = []
         for i, embedding in enumerate(embeddings):
             x = embedding(ids)
@@ -376,17 +573,46 @@ class DuoTranslationModule(nn.Module):
     def decode(self, tgt_ids, memory, memory_mask, last_only=False):
         """Next-token logits ``(B, Tt, tgt_vocab_size)`` for the target prefixes ``(B, Tt)``.
 
-        With ``last_only`` only those of the last position, ``(B, 1, tgt_vocab_size)``, which is
-        all that decoding needs (the output layer is the largest product of the model).
+        With ``last_only`` only those of the last position, ``(B, 1, tgt_vocab_size)``. This is
+        :meth:`decode_next` from a new :meth:`start_decoding` state: training and each decoding
+        step run the same code.
         """
-        streams = self._embed(self.tgt_embeddings, tgt_ids)
+        state = DecoderState(self.decoder, memory, memory_mask, contiguous=False)
+        return self.decode_next(tgt_ids, state, last_only)
+
+    def start_decoding(self, memory, memory_mask):
+        """A :class:`DecoderState` for decoding from the encoder output of :meth:`encode`.
+
+        The cross-attentions' keys and values of ``memory`` are projected here, once.
+        """
+        return DecoderState(self.decoder, memory, memory_mask)
+
+    def decode_next(self, tgt_ids, state, last_only=False):
+        """Next-token logits ``(B, Tt, tgt_vocab_size)`` for target tokens that extend ``state``.
+
+        ``tgt_ids`` ``(B, Tt)`` follow the ``state.length`` tokens already given, and ``state``
+        is extended by them. Incremental decoding: the new positions' masked self-attention
+        reads the earlier positions' keys and values from ``state``, so a step of one token
+        costs the same products as the last position of :meth:`decode` on the whole prefix,
+        whatever its length, plus one attention weight per earlier position. With
+        ``last_only`` only the last position's logits are computed (the output layer is the
+        largest product of the model).
+        """
+        positions = state.positions(tgt_ids.shape[1], self.d_model, tgt_ids.device)
+        streams = self._embed(self.tgt_embeddings, tgt_ids, positions=positions)
         mask = tgt_ids != 0
-        for layer in self.decoder:
-            streams = layer(streams, memory, mask, memory_mask)
+        if state.length:
+            mask = torch.cat([state.target_mask, mask], dim=1)
+        for layer, cache in zip(self.decoder, state.layers):
+            streams = layer(streams, None, mask, state.memory_mask, cache)
+        state.target_mask, state.length = mask, state.length + tgt_ids.shape[1]
         hidden = torch.cat(streams, dim=-1)
         if last_only:
             hidden = hidden[:, -1:]
-        tables = torch.cat([e.weight for e in self.tgt_embeddings], dim=-1)
+        if state.output_table is None:
+            # Made once per state: a step would otherwise copy the tables.
+            state.output_table = torch.cat([e.weight for e in self.tgt_embeddings], dim=-1)
+        tables = state.output_table
         if self.fusion is not None:
             # (tables @ fusion).T == fusion.T @ tables.T: projecting the B*Tt hidden states costs
             # B*Tt*(2d)^2 products where projecting the vocabulary, output_weights(), costs

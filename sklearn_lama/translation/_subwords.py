@@ -33,8 +33,10 @@ __all__ = [
 BOS_ID, EOS_ID = N_RESERVED, N_RESERVED + 1
 
 #: printf conversions (with ``%(name)``, ``%1$`` and length modifiers), Qt's ``%1``, ``{...}``.
+#: A width does not start with 0 (a flag), so that flags and width split a run of digits one way
+#: only: with ``\d+`` a ``%`` before a long run of zeros took time quadratic in its length.
 PLACEHOLDER = re.compile(
-    r"%(?:\(\w+\)|\d+\$)?[-+ #0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?"
+    r"%(?:\(\w+\)|\d+\$)?[-+ #0']*(?:[1-9]\d*|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?"
     r"[diouxXeEfFgGaAcspnm%]"
     r"|%\d+"
     r"|\{[\w.\[\]]*(?:![rsa])?(?::[^{}]*)?\}"
@@ -44,6 +46,7 @@ N_SLOTS = 16
 SLOTS = tuple(chr(0xE000 + i) for i in range(N_SLOTS))
 _SLOT = re.compile("[" + SLOTS[0] + "-" + SLOTS[-1] + "]")
 _SPACES = re.compile(r"\s+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def optional_import(name):
@@ -61,8 +64,12 @@ def _sentencepiece():
 
 
 def normalize_spaces(text):
-    """One space for every run of white space, none at either end (what subwords preserve)."""
-    return _SPACES.sub(" ", text).strip()
+    """One space for every run of white space, none at either end (what subwords preserve).
+
+    A lone surrogate, which a Python string may hold but UTF-8 cannot encode, becomes U+FFFD
+    (the replacement character), so that any string can be segmented.
+    """
+    return _SURROGATE.sub("\ufffd", _SPACES.sub(" ", text)).strip()
 
 
 def protect_placeholders(text, placeholders=None):

@@ -39,6 +39,10 @@ from ._subwords import (
 
 __all__ = ["DuoTranslator"]
 
+#: Most target subwords of a translation with ``max_length=None``: a model that never ends a
+#: translation then decodes 512 steps at most, whatever the source.
+MAX_OUTPUT_LENGTH = 512
+
 
 @register
 class DuoTranslator(PortableState, BaseEstimator):
@@ -64,7 +68,8 @@ class DuoTranslator(PortableState, BaseEstimator):
     space is normalised to single spaces. Format placeholders (``%s``,
     ``%(name)s``, ``%1$d``, ``{name}``, ``%1``) of a source string become
     atomic tokens that the translation carries back unchanged (only with
-    string input: a :class:`TokenSequences` no longer holds them). Every
+    string input: a :class:`TokenSequences` no longer holds them). A lone
+    surrogate (which UTF-8 cannot encode) reads as U+FFFD. Every
     training pair needs text on both sides: an empty (or white-space only)
     source or target in ``fit`` raises ``ValueError`` naming it; an empty
     source in ``predict`` translates to an empty string.
@@ -168,12 +173,19 @@ class DuoTranslator(PortableState, BaseEstimator):
         Exponent of the GNMT length penalty in beam search.
     max_length : int or None, default=None
         Most target subwords per translation; ``None``: twice the source
-        length plus 10.
+        length plus 10, at most 512. Decoding stops there whatever the model
+        does (a model that never ends a translation costs the most).
     max_source_length : int, default=512
         Most subwords (or tokens of a ``TokenSequences``) of a source that
         ``predict`` reads: a longer source is cut to its first
-        ``max_source_length``, with a warning. With ``max_length`` this
-        bounds the time and memory of every translation.
+        ``max_source_length``, with a warning. A source string is cut to its
+        first ``max_source_length + 1`` words before it is segmented (a
+        subword never spans white space), so what lies beyond is never read.
+        With ``max_length`` this bounds the time and memory of every
+        translation: a step of decoding costs the same products whatever the
+        length of the translation so far (the decoder's keys and values of
+        earlier positions are kept), plus one attention weight per earlier
+        position, and a sentence leaves its batch when it ends.
     callbacks : list or None, default=None
         skorch callbacks added to the net, as instances or ``(name,
         callback)`` pairs, e.g. one whose ``on_epoch_end`` measures BLEU per
@@ -432,13 +444,21 @@ class DuoTranslator(PortableState, BaseEstimator):
                     )
         return y
 
-    def _sources(self, X):
-        """Source subword ids (placeholders protected) and, for strings, their placeholders."""
+    def _sources(self, X, max_words=None):
+        """Source subword ids (placeholders protected) and, for strings, their placeholders.
+
+        Strings are returned as text to segment; with ``max_words``, only their first
+        ``max_words`` words (after the placeholders became tokens). Subwords never span white
+        space and every word has at least one, so the first ``max_words`` subwords of the cut
+        text are those of the whole text: what lies beyond is never segmented.
+        """
         if isinstance(X, TokenSequences):
             return [X.document(i).astype(np.int64) for i in range(len(X))], None
         masked, slots = (
             zip(*(protect_placeholders(normalize_spaces(x)) for x in X)) if X else ((), ())
         )
+        if max_words is not None:
+            masked = [" ".join(text.split(" ", max_words)[:max_words]) for text in masked]
         return masked, list(slots)
 
     # ----------------------------------------------------------------------- fit
@@ -594,7 +614,8 @@ class DuoTranslator(PortableState, BaseEstimator):
         """
         check_is_fitted(self, "net_")
         X = self._check_X(X, fitted=True)
-        sources, slots = self._sources(X)
+        # One word more than max_source_length: enough to tell a source that is too long.
+        sources, slots = self._sources(X, max_words=self.max_source_length + 1)
         src_ids = sources if slots is None else self.source_subwords_.encode(sources)
         with torch_threads(resolve_threads(self.torch_threads)):
             out = self._decode(self._cut(src_ids))
@@ -610,9 +631,9 @@ class DuoTranslator(PortableState, BaseEstimator):
         long = [i for i, ids in enumerate(src_ids) if len(ids) > self.max_source_length]
         if long:
             warnings.warn(
-                f"{len(long)} source(s) (the first: X[{long[0]}], {len(src_ids[long[0]])} "
-                f"subwords) are longer than max_source_length={self.max_source_length}; "
-                "only their first max_source_length subwords are translated.",
+                f"{len(long)} source(s) (the first: X[{long[0]}]) are longer than "
+                f"max_source_length={self.max_source_length} subwords; only their first "
+                "max_source_length subwords are translated.",
                 UserWarning,
                 stacklevel=3,
             )
@@ -626,7 +647,7 @@ class DuoTranslator(PortableState, BaseEstimator):
         out = [[] for _ in src_ids]
         for length in np.unique(lengths[lengths > 0]):
             group = np.flatnonzero(lengths == length)
-            limit = self.max_length or 2 * int(length) + 10
+            limit = self.max_length or min(2 * int(length) + 10, MAX_OUTPUT_LENGTH)
             width = max(int(length), limit)
             # Memory grows with sentences x beams x (source + target length).
             per_batch = max(1, self.max_batch_tokens // (self.beam_size * width))
