@@ -551,7 +551,11 @@ def test_pipeline_with_meta_embeddings_and_grid_search():
         ],
         min_count=1,
     )
-    mt = Pipeline([("emb", emb), ("mt", DuoTranslator(**SMALL))])
+    # Twice the epochs of SMALL: the score depends on the word2vec vectors, which gensim
+    # 4.3 (the floor) and later releases train differently from the same seed.
+    mt = Pipeline(
+        [("emb", emb), ("mt", DuoTranslator(**{**SMALL, "max_epochs": 2 * SMALL["max_epochs"]}))]
+    )
     mt.fit(EN * 3, FR * 3)
     assert [e.weight.shape[1] for e in mt[-1].module_.src_embeddings] == [8, 12]
     assert mt.score(EN, FR) > 25
