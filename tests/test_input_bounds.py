@@ -16,9 +16,6 @@ slow machine. ``SIGALRM`` interrupts the Python code between two torch
 operations; a hang inside one operation ends the run through faulthandler.
 """
 
-import contextlib
-import faulthandler
-import signal
 import time
 import warnings
 
@@ -35,6 +32,7 @@ from sklearn_lama.inspection import (
     token_attributions,
     top_attended_words,
 )
+from tests._time_limit import time_limit
 
 from .conftest import make_pipeline
 
@@ -61,31 +59,9 @@ ODD = [
 ]
 
 
-class Overran(BaseException):
-    """Raised by the time limit; a BaseException, so that no ``except Exception`` hides it."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds=LIMIT_S):
-    """Raise :class:`Overran` in the block if it runs longer than ``seconds``."""
-
-    def alarm(signum, frame):
-        raise Overran(f"the call did not end within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    faulthandler.dump_traceback_later(10 * seconds, exit=True)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        faulthandler.cancel_dump_traceback_later()
-        signal.signal(signal.SIGALRM, previous)
-
-
 def bounded(call, *args, **kwargs):
     """``call(*args, **kwargs)`` within the time limit."""
-    with time_limit():
+    with time_limit(LIMIT_S):
         return call(*args, **kwargs)
 
 
@@ -299,8 +275,8 @@ def test_explanations_at_their_limits(kind, toy_corpus):
     layers = {"n_layers": 1} if kind == "duo-layers" else {}
     pipe = make_pipeline(kind.removesuffix("-layers"), max_epochs=1, **layers).fit(*toy_corpus)
     occlusion, integrated = (250, 1_000) if layers else (1_000, 10_000)
-    with time_limit():
+    with time_limit(LIMIT_S):
         occluded = token_attributions(pipe, [words(occlusion)], "occlusion")
-    with time_limit():
+    with time_limit(LIMIT_S):
         gradients = token_attributions(pipe, [words(integrated)], "integrated_gradients")
     assert [occluded[0].shape, gradients[0].shape] == [(1, occlusion), (1, integrated)]

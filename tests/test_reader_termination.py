@@ -12,13 +12,10 @@ sizes, the memory the read allocated is measured too.
 """
 
 import bz2
-import contextlib
-import faulthandler
 import gettext
 import gzip
 import json
 import os
-import signal
 import struct
 import tracemalloc
 
@@ -34,6 +31,7 @@ from sklearn_lama.datasets._gettext import read_mo, read_po
 from sklearn_lama.text import _vector_files
 from sklearn_lama.text._vector_files import MAX_DIM, MAX_LINE, load_vectors
 from sklearn_lama.utils import _persistence
+from tests._time_limit import time_limit
 from tests._tolerances import Exact, assert_identical
 
 from .test_gettext import PO, mo_bytes
@@ -53,45 +51,13 @@ BOUNDED = settings(
 LIMIT_S = 5.0
 
 
-class Hang(BaseException):
-    """Raised by the time limit; a BaseException, so no reader's ``except Exception`` hides it."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds=LIMIT_S):
-    """Raise :class:`Hang` in the block if it runs longer than ``seconds``.
-
-    SIGALRM rather than a subprocess per read: the readers' loops, where a
-    hang would be, are Python code, which the signal interrupts between two
-    bytecodes, and the alarm costs nothing per example, where a subprocess
-    would cost an interpreter start (with numpy and torch) per example and
-    leave room for a few dozen examples within the suite's minute. A hang
-    inside C code, which the signal cannot interrupt, is caught by
-    faulthandler: after ten times the limit it prints every thread's stack
-    and ends the test process, which fails the run instead of stalling it.
-    """
-
-    def alarm(signum, frame):
-        raise Hang(f"the read did not end within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    faulthandler.dump_traceback_later(10 * seconds, exit=True)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        faulthandler.cancel_dump_traceback_later()
-        signal.signal(signal.SIGALRM, previous)
-
-
 def outcome(read, *args, **kwargs):
     """What ``read`` gives within the time limit: its result, or the ValueError it raised.
 
     Any other exception (IndexError, struct.error, UnicodeDecodeError, ...)
     propagates and fails the test: bad content must be a ValueError.
     """
-    with time_limit():
+    with time_limit(LIMIT_S):
         try:
             return read(*args, **kwargs)
         except ValueError as exc:
@@ -264,7 +230,7 @@ def test_file_without_final_newline_issue_27(tmp_path, suffix):
     lines = ["cat 1 0", "dog 0 1", "bird 1 1"]
     path = _write(tmp_path, f"glove.txt{suffix}", COMPRESS[suffix]("\n".join(lines).encode()))
     vec = Word2VecVectorizer(pretrained=path, min_count=1, oov_vectors="drop")
-    with time_limit():
+    with time_limit(LIMIT_S):
         vec.fit(["cat dog", "dog bird"])
     assert_identical(vec.embedding_[vec.vocabulary_["bird"]], [1, 1], why=Exact.COPY)
     # And in the other forms.
