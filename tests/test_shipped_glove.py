@@ -16,10 +16,11 @@ import pytest
 
 from sklearn_lama import Word2VecVectorizer, load_weights
 from sklearn_lama.text._pretrained import DATA, DEFAULT, PRETRAINED, PackagedTable, locate
+from tests._time_limit import time_limit
 from tests._tolerances import Exact, assert_identical
 
 from .test_pretrained_names import offline  # noqa: F401 (the fixture, used by pytestmark)
-from .test_reader_termination import time_limit
+from .test_reader_termination import LIMIT_S
 
 DOCS = ["the cat sat on the mat", "the dog sat on the log"] * 5
 FIXTURES = Path(__file__).parent / "fixtures" / "persistence"
@@ -143,7 +144,10 @@ def _damage(folder, how):
 )
 def test_a_damaged_table_is_refused_clearly(tmp_path, how):
     table = _damage(tmp_path, how)
-    with time_limit(), pytest.raises(ValueError, match="a test table cannot be read .*reinstall"):
+    with (
+        time_limit(LIMIT_S),
+        pytest.raises(ValueError, match="a test table cannot be read .*reinstall"),
+    ):
         table.load(set(WORDS))
 
 
@@ -155,7 +159,7 @@ def test_every_truncation_of_the_files_ends_in_a_table_or_a_clear_error(tmp_path
             folder = tmp_path / f"{suffix}{size}"
             table = _write(folder, WORDS, ROWS)
             (folder / f"t.{suffix}").write_bytes(whole[:size])
-            with time_limit(), pytest.raises(ValueError, match="cannot be read"):
+            with time_limit(LIMIT_S), pytest.raises(ValueError, match="cannot be read"):
                 table.load(set(WORDS))
 
 
