@@ -110,19 +110,10 @@ def _private_reads(tree):
         )
 
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            value, name = node.value, node.attr
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("getattr", "setattr", "hasattr")
-            and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)
-        ):
-            value, name = node.args[0], node.args[1].value
-        else:
+        attribute = _named_attribute(node)
+        if attribute is None:
             continue
+        value, name = attribute
         if name.startswith("_") and not name.startswith("__") and not own(value):
             yield node.lineno, name, ast.unparse(node)
 
