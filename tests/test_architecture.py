@@ -19,13 +19,14 @@ RANKS = {
     "datasets": 1,
     "modules": 2,
     "training": 2,
-    "classification": 3,
-    "translation": 3,
-    "inspection": 4,
-    "export": 4,
-    "_main": 5,
-    "__init__": 6,
-    "__main__": 6,
+    "base": 3,
+    "classification": 4,
+    "translation": 4,
+    "inspection": 5,
+    "export": 5,
+    "_main": 6,
+    "__init__": 7,
+    "__main__": 7,
 }
 # Layers of one rank that must not import each other either.
 SIBLINGS_APART = [("modules", "training"), ("classification", "translation")]

@@ -755,7 +755,7 @@ def test_partial_fit_is_reproducible_and_continues_fit(sequences):
 
 # -------------------------------------------------------------- checkpoint
 def _count_writes(monkeypatch):
-    import sklearn_lama.classification._base as base
+    import sklearn_lama.base._trained as base
 
     writes = []
     save = base.save_state

@@ -11,7 +11,7 @@ from skorch.callbacks import Callback
 from torch.nn import functional as F
 
 from sklearn_lama import DuoTranslator, LAMAClassifier, load_weights
-from sklearn_lama.classification import _base
+from sklearn_lama.base import _trained
 from sklearn_lama.training import _net
 from sklearn_lama.training._batching import PairBatches
 from sklearn_lama.training._callbacks import (
@@ -262,12 +262,17 @@ def test_fit_calls_the_driver_once_with_explicit_arguments(monkeypatch):
         assert isinstance(result, TrainingResult)
         return result
 
-    monkeypatch.setattr(_base, "train", recording)
+    monkeypatch.setattr(_trained, "train", recording)
     clf = _classifier(max_epochs=2, early_stopping=False).fit(IDS, IDS_Y)
     [(args, kwargs)] = calls
     assert args[1] is not None and args[0] is not clf  # the data, never the estimator
     assert kwargs["split"] is None and kwargs["config"].early_stopping is False
     assert clf.n_epochs_ == len(clf.net_.history) == 2
+    # The translator's fit goes through the same call.
+    mt = DuoTranslator(**{**BRIEF, "max_epochs": 1}).fit(EN, FR)
+    [_, (args, kwargs)] = calls
+    assert args[1] is None and kwargs["config"].owner == "DuoTranslator"
+    assert len(mt.history_) == 1
 
 
 def test_the_estimator_gets_its_net_when_training_returns(tmp_path):

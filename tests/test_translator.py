@@ -427,12 +427,12 @@ def test_interrupted_fit_warns_and_continues():
 
 
 def test_checkpoint_holds_the_best_epoch_and_resumes(tmp_path, monkeypatch):
-    import sklearn_lama.translation._translator as translator
+    import sklearn_lama.base._trained as trained
 
     writes = []
-    save = translator.save_state
+    save = trained.save_state
     monkeypatch.setattr(
-        translator,
+        trained,
         "save_state",
         lambda est, state, path: writes.append(path) or save(est, state, path),
     )

@@ -13,7 +13,6 @@ it returns, then builds from it the module that predicts
 :mod:`..training._inference` runs that module over the batches.
 """
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,16 +20,15 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..base._trained import TrainedMixin
 from ..modules import ConcatenateTables, SequenceNetwork
 from ..training._batching import BatchBudget, training_view
 from ..training._callbacks import averaging_decay, checkpoint_file
-from ..training._config import training_config
-from ..training._driver import continues, fitting, restore_net, train
+from ..training._driver import continues, fitting
 from ..training._inference import run_sorted
 from ..training._net import make_classifier_net, training_state
 from ..training._parameters import OPTIMIZERS, PRECISIONS, TRAINING_CONSTRAINTS
 from ..training._splits import hold_out
-from ..utils._persistence import save_state
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -47,7 +45,7 @@ from ._targets import learn_target, restore_target
 __all__ = ["BaseSequenceClassifier"]
 
 
-class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
+class BaseSequenceClassifier(TrainedMixin, PortableState, ClassifierMixin, BaseEstimator):
     """Base class of the sequence classifiers; not for direct use.
 
     Accepted inputs ``X``:
@@ -262,14 +260,12 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
                         "sample_weight must give at least one document a non-zero weight; "
                         "got all zeros."
                     )
-            previous = None
             if resume:
                 if classes is not None and not self.target_encoder_.same_classes(classes):
                     raise ValueError(
                         f"classes={classes!r} differs from the classes "
                         f"of the first fit, {self.target_encoder_.describe_classes()}."
                     )
-                previous = training_state(self.net_)
             else:
                 self.target_encoder_ = learn_target(y, classes)
                 self.classes_ = self.target_encoder_.classes_
@@ -310,23 +306,18 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
                 batches.side,
             )
 
-            def save(net, path):
-                # Checkpoints written while training hold the uncalibrated net.
-                save_state(self, self._fitted_state(net, None, checkpoint), path)
-
-            result = train(
+            # Checkpoints written while training hold the uncalibrated net.
+            result = self._train_net(
                 view,
                 view.y,
                 config=config,
                 seed=seed,
+                resume=resume,
+                checkpoint=checkpoint,
                 build_module=lambda: (self._build_network(counted), 0.0),
-                make_net=self._make_net,
                 split=split,
-                previous=previous,
                 callbacks=self._extra_callbacks(),
                 averaging=averaging,
-                checkpoint=checkpoint,
-                save=save,
                 epochs=1 if partial else None,
             )
             inference = self._inference_module(result.net)
@@ -341,26 +332,15 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
         self.n_epochs_ = result.n_epochs
         self.checkpoint_path_ = checkpoint
         self.temperature_ = temperature
-        if result.interrupted:
-            kept = (
-                "the weights of the finished epoch with the lowest validation loss "
-                "(the current weights if no epoch finished)"
-                if split is not None
-                else "the weights reached when it stopped"
-            )
-            method = "partial_fit" if partial else "fit"
-            warnings.warn(
-                f"{type(self).__name__}.{method} was interrupted (KeyboardInterrupt) "
-                f"during epoch {self.n_epochs_}; the estimator is usable and keeps "
-                f"{kept}; fit with warm_start=True continues from there.",
-                UserWarning,
-                stacklevel=3,
-            )
+        self._warn_if_interrupted(
+            result,
+            "partial_fit" if partial else "fit",
+            "the weights of the finished epoch with the lowest validation loss "
+            "(the current weights if no epoch finished)"
+            if split is not None
+            else "the weights reached when it stopped",
+        )
         return self
-
-    def _training_config(self):
-        """The :class:`~sklearn_lama.training._config.TrainingConfig` of the current parameters."""
-        return training_config(type(self).__name__, self.get_params(deep=False))
 
     def _make_net(self, module, config, split, callbacks, device):
         """The skorch net that trains (or runs) ``module`` with the current parameters."""
@@ -432,9 +412,7 @@ class BaseSequenceClassifier(PortableState, ClassifierMixin, BaseEstimator):
         self.checkpoint_path_ = state["checkpoint_path"]
         if "n_features_in" in state:
             self.n_features_in_ = state["n_features_in"]
-        self.net_ = restore_net(
-            self._build_network, self._make_net, self._training_config(), state
-        )
+        self.net_ = self._restore_net(self._build_network, state)
         self.inference_module_ = self._inference_module(self.net_)
         self.n_epochs_ = len(self.net_.history)
 

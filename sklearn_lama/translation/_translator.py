@@ -11,17 +11,17 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import Callback
 
+from ..base._trained import TrainedMixin
 from ..modules import DuoTranslationModule
 from ..text._sequences import TokenSequences
 from ..training._batching import PairBatches
 from ..training._callbacks import checkpoint_file
-from ..training._config import training_config
-from ..training._driver import continues, fitting, restore_net, train
+from ..training._driver import continues, fitting
 from ..training._net import training_state
 from ..training._parameters import TRAINING_CONSTRAINTS
 from ..training._seq2seq import make_translation_net, schedule_callback
 from ..training._splits import RowSplit, hold_out
-from ..utils._persistence import register, save_state
+from ..utils._persistence import register
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._state import PortableState, proto_array
 from ..utils._threads import resolve_threads, torch_threads
@@ -45,7 +45,7 @@ MAX_OUTPUT_LENGTH = 512
 
 
 @register
-class DuoTranslator(PortableState, BaseEstimator):
+class DuoTranslator(TrainedMixin, PortableState, BaseEstimator):
     """Duo Transformer translator (meta-embedding encoder-decoder) for lists of sentences.
 
     An encoder-decoder Transformer whose tokens are read through two embedding
@@ -496,10 +496,7 @@ class DuoTranslator(PortableState, BaseEstimator):
             targets = [normalize_spaces(t) for t in y]
             if slots is not None:
                 targets = [protect_placeholders(t, s)[0] for t, s in zip(targets, slots)]
-            previous = None
-            if resume:
-                previous = training_state(self.net_)
-            else:
+            if not resume:
                 self._learn_subwords(
                     X, [sources[i] for i in train_rows], [targets[i] for i in train_rows]
                 )
@@ -524,48 +521,31 @@ class DuoTranslator(PortableState, BaseEstimator):
                 return module, self._start_embeddings(module, src_ids, tgt_ids, train_rows, seed)
 
             checkpoint = checkpoint_file(config, *_data_arrays(X), *_data_arrays(y))
-
-            def save(net, path):
-                save_state(self, self._fitted_state(net, None, checkpoint), path)
-
-            steps = 0 if previous is None else _updates(previous["history"])
-            result = train(
+            steps = _updates(self.net_.history) if resume else 0
+            result = self._train_net(
                 pairs,
                 None,
                 config=config,
                 seed=seed,
+                resume=resume,
+                checkpoint=checkpoint,
                 build_module=build_module,
-                make_net=self._make_net,
                 split=split,
-                previous=previous,
                 callbacks=[
                     schedule_callback(self.warmup_steps, steps),
                     _OnTrainBegin(self._translate_with),
                 ],
-                checkpoint=checkpoint,
-                save=save,
             )
         self.net_ = result.net
         self.checkpoint_path_ = checkpoint
         self.best_epoch_ = result.best_epoch
         self.n_parameters_ = sum(p.numel() for p in self.net_.module_.parameters())
-        if result.interrupted:
-            warnings.warn(
-                f"DuoTranslator.fit was interrupted (KeyboardInterrupt) during epoch "
-                f"{result.n_epochs}; the translator is usable and keeps the weights of epoch "
-                f"{self.best_epoch_}; fit with warm_start=True continues from there.",
-                UserWarning,
-                stacklevel=3,
-            )
+        self._warn_if_interrupted(result, "fit", f"the weights of epoch {self.best_epoch_}")
         return self
 
     def _translate_with(self, net):
         """Translate with ``net``: the net in training, so that callbacks may translate."""
         self.net_ = net
-
-    def _training_config(self):
-        """The :class:`~sklearn_lama.training._config.TrainingConfig` of the current parameters."""
-        return training_config(type(self).__name__, self.get_params(deep=False))
 
     def _make_net(self, module, config, split, callbacks, device):
         """The skorch net that trains (or runs) ``module`` with the current parameters."""
@@ -744,12 +724,7 @@ class DuoTranslator(PortableState, BaseEstimator):
                 for i in range(2 if self.meta_embeddings else 1)
             ]
         source_rows = weights["src_embeddings.0.weight"].shape[0]
-        self.net_ = restore_net(
-            partial(self._build_module, source_rows, tables),
-            self._make_net,
-            self._training_config(),
-            state,
-        )
+        self.net_ = self._restore_net(partial(self._build_module, source_rows, tables), state)
         self.best_epoch_ = int(state["best_epoch"])
         self.n_parameters_ = sum(p.numel() for p in self.net_.module_.parameters())
 

@@ -1,0 +1,1 @@
+"""What the estimators share above the training layer: the part of ``fit`` around ``train``."""
