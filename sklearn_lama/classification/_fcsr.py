@@ -236,6 +236,17 @@ class FCSRClassifier(BaseSequenceClassifier):
         positive int asks for that many: 1 pins one core. A negative one
         counts from the given CPUs: -1 is all of them. See the user guide's
         "Scaling out" page.
+    n_workers : int, default=1
+        Processes that ``fit`` trains on (data parallelism over
+        :mod:`torch.distributed`): each of ``k`` workers trains on its share
+        of every batch, ``batch_size`` documents within ``max_batch_tokens``,
+        and their gradients are averaged at every step, so that one step
+        sees ``k`` times one worker's batch. ``fit`` starts them by forking
+        this process (Linux), the torch threads divided among them; a
+        negative value counts from the given CPUs (-1: one per CPU). In a
+        script started by a launcher (``torchrun``) that initialised a
+        process group, ``fit`` trains over the group's processes instead and
+        ``n_workers`` must be 1. See the user guide's "Scaling out" page.
     max_batch_tokens : int, default=8192
         Budget of padded tokens (documents x longest length) of every batch,
         in training and inference; a longer document is a batch of its own.
@@ -374,6 +385,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         device="cpu",
         precision="32",
         torch_threads=None,
+        n_workers=1,
         max_batch_tokens=_MAX_BATCH_TOKENS,
         inference_batch_size=INFERENCE_BATCH,
         verbose=0,
@@ -412,6 +424,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         self.device = device
         self.precision = precision
         self.torch_threads = torch_threads
+        self.n_workers = n_workers
         self.max_batch_tokens = max_batch_tokens
         self.inference_batch_size = inference_batch_size
         self.verbose = verbose

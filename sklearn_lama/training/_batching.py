@@ -234,6 +234,13 @@ class BatchBudget:
     def __repr__(self):
         return f"BatchBudget(max_tokens={self.max_tokens!r}, max_pairs={self.max_pairs!r})"
 
+    def scaled(self, factor):
+        """This budget ``factor`` times over: what ``factor`` workers' batches hold together."""
+        if factor == 1:
+            return self
+        pairs = None if self.max_pairs is None else self.max_pairs * factor
+        return BatchBudget(self.max_tokens * factor, pairs)
+
     def ends(self, lengths, batch_size):
         """Cut documents, in their given order, into consecutive batches within budget.
 
@@ -273,6 +280,19 @@ def _split(indices, ends):
     return np.split(indices, ends[:-1])
 
 
+def _at_least(batches, size):
+    """``batches`` with each batch of fewer than ``size`` documents joined to the one before it."""
+    if size == 1:
+        return batches
+    joined = []
+    for batch in batches:
+        if joined and (len(batch) < size or len(joined[-1]) < size):
+            joined[-1] = np.concatenate([joined[-1], batch])
+        else:
+            joined.append(batch)
+    return joined
+
+
 class BudgetBatchSampler:
     """Batches of consecutive documents, in dataset order, within the budget.
 
@@ -309,14 +329,21 @@ class BucketBatchSampler:
     lengths, trained as two tasks of one model, are bucketed as tightly as
     each corpus alone (mixed pools pad more: a pool holds fewer documents of
     each length).
+
+    With ``workers`` (a :class:`~._distributed.Workers` of ``k`` workers),
+    the batches are cut as for ``k`` times ``batch_size`` documents within
+    ``k`` times the budget, from rank 0's random draw; a batch of fewer than
+    ``k`` documents joins the one before it; and this worker takes every
+    ``k``-th document of each, from its rank on.
     """
 
-    def __init__(self, lengths, batch_size, budget, pool_batches=50, groups=None):
+    def __init__(self, lengths, batch_size, budget, pool_batches=50, groups=None, workers=None):
         self.lengths = np.asarray(lengths)
         self.batch_size = batch_size
         self.budget = budget
         self.pool_batches = pool_batches
         self.groups = None if groups is None else np.asarray(groups)
+        self.workers = workers
         self._next = None
 
     def __len__(self):
@@ -329,22 +356,27 @@ class BucketBatchSampler:
     def __iter__(self):
         rng, batches = self._draw() if self._next is None else self._next
         self._next = None
+        rank, size = (0, 1) if self.workers is None else (self.workers.rank, self.workers.size)
         for b in rng.permutation(len(batches)):
-            yield batches[b].tolist()
+            yield batches[b][rank::size].tolist()
 
     def _draw(self):
         seed = int(torch.randint(2**31 - 1, (1,)).item())
+        size = 1
+        if self.workers is not None:
+            seed, size = self.workers.shared(seed), self.workers.size
+        budget = self.budget.scaled(size)
         rng = np.random.default_rng(seed)
         order = rng.permutation(len(self.lengths))
-        pool = self.batch_size * self.pool_batches
+        pool = self.batch_size * size * self.pool_batches
         batches = []
         for members in self._by_group(order):
             for start in range(0, len(members), pool):
                 chunk = members[start : start + pool]
                 chunk = chunk[np.argsort(self.lengths[chunk], kind="stable")]
-                ends = self.budget.ends(self.lengths[chunk], self.batch_size)
+                ends = budget.ends(self.lengths[chunk], self.batch_size * size)
                 batches.extend(_split(chunk, ends))
-        return rng, batches
+        return rng, _at_least(batches, size)
 
     def _by_group(self, order):
         """``order`` split by group, each part in its shuffled order (one part without groups)."""
@@ -354,11 +386,14 @@ class BucketBatchSampler:
         return np.split(order, np.flatnonzero(np.diff(self.groups[order])) + 1)
 
 
-def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, pool_batches=50):
+def make_loader(
+    dataset, batch_size, budget, shuffle=False, pin_memory=False, pool_batches=50, workers=None
+):
     """DataLoader for skorch's ``iterator_train``/``iterator_valid`` and for inference.
 
     Training (``shuffle=True``) uses length buckets of ``pool_batches``
-    batches (see :class:`BucketBatchSampler`); inference keeps the order
+    batches, this worker's share of each with ``workers`` (see
+    :class:`BucketBatchSampler`); inference keeps the order
     (see :class:`BudgetBatchSampler`).
     Both keep every batch within ``budget``, a :class:`BatchBudget`.
     ``pin_memory`` puts batches in page-locked memory, from which copies to a
@@ -367,7 +402,12 @@ def make_loader(dataset, batch_size, budget, shuffle=False, pin_memory=False, po
     lengths = _per_document(dataset, "lengths")
     if shuffle:
         sampler = BucketBatchSampler(
-            lengths, batch_size, budget, pool_batches, groups=_per_document(dataset, "groups")
+            lengths,
+            batch_size,
+            budget,
+            pool_batches,
+            groups=_per_document(dataset, "groups"),
+            workers=workers,
         )
     else:
         sampler = BudgetBatchSampler(lengths, batch_size, budget)

@@ -96,7 +96,11 @@ class TimeBudget(EpochCut):
         return self.exhausted_
 
     def on_epoch_end(self, net, **kwargs):
-        if self.exhausted_:
+        exhausted = self.exhausted_
+        if net.workers is not None:
+            # Every worker stops when one's budget is spent.
+            exhausted = net.workers.any(exhausted)
+        if exhausted:
             raise KeyboardInterrupt
 
 
@@ -361,7 +365,9 @@ def checkpoint_file(config, *arrays):
     return checkpoint_template(config.checkpoint, fit_key(config, *arrays))
 
 
-def build_callbacks(config, split, checkpoint, save, extra, averaging=0.0, spent=0.0):
+def build_callbacks(
+    config, split, checkpoint, save, extra, averaging=0.0, spent=0.0, progress=True
+):
     """The net's callbacks: the user's, progress, averaging, checkpoint, early stopping, ``extra``.
 
     ``config`` is the :class:`~._config.TrainingConfig` (``callbacks``,
@@ -372,11 +378,13 @@ def build_callbacks(config, split, checkpoint, save, extra, averaging=0.0, spent
     checkpoints (``None``: none), which ``save(net, path)`` writes; ``extra`` are
     the model's own callbacks (e.g. a learning-rate schedule), before the
     budget. ``averaging`` is the per-step decay of the weight average
-    (:class:`WeightAveraging`); 0 leaves it out.
+    (:class:`WeightAveraging`); 0 leaves it out. ``progress=False`` (every
+    training worker but the first) reports nothing, whatever ``verbose``.
     """
-    sink = print if config.verbose else _silent
+    verbose = config.verbose and progress
+    sink = print if verbose else _silent
     callbacks = list(config.callbacks or [])
-    if config.verbose:
+    if verbose:
         callbacks.append(SampleProgressBar())
     if averaging:
         # Before the checkpoint and early stopping, which must see the average.

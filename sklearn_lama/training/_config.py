@@ -39,6 +39,7 @@ class TrainingConfig:
     device: object
     precision: str
     torch_threads: object
+    n_workers: int
     max_batch_tokens: int
     verbose: int
     random_state: object
@@ -46,7 +47,15 @@ class TrainingConfig:
 
 # The parameters that say where a fit runs, is written or is reported, not what
 # it learns: left out of a fit's identity (the checkpoint file name).
-NOT_IDENTIFYING = {"callbacks", "checkpoint", "device", "torch_threads", "verbose", "warm_start"}
+NOT_IDENTIFYING = {
+    "callbacks",
+    "checkpoint",
+    "device",
+    "n_workers",
+    "torch_threads",
+    "verbose",
+    "warm_start",
+}
 
 
 def training_config(owner, params):

@@ -21,7 +21,8 @@ from ..utils._random import derive_seed
 from ..utils._threads import resolve_threads, torch_threads
 from ._callbacks import build_callbacks, checkpoint_template
 from ._devices import check_device, check_precision, loading_device
-from ._net import restore_training_state
+from ._distributed import check_workers, joined_workers, run_workers
+from ._net import restore_training_state, training_state
 
 __all__ = ["TrainingResult", "continues", "fitting", "restore_net", "train"]
 
@@ -139,6 +140,15 @@ def train(
     -------
     result : TrainingResult
     """
+    joined = joined_workers()
+    if joined is not None and config.n_workers != 1:
+        raise ValueError(
+            f"n_workers={config.n_workers} starts workers on this machine, but this process "
+            f"is one of {joined.size} of a torch.distributed group, over which fit trains; "
+            "set n_workers=1."
+        )
+    n_workers = joined.size if joined is not None else resolve_threads(config.n_workers)
+    check_workers(n_workers, config.precision, len(X))
     device = check_device(config.device)
     cuda_devices = [device] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=cuda_devices):
@@ -147,22 +157,64 @@ def train(
         done = 0 if previous is None else len(previous["history"])
         torch.manual_seed(seed + done)
         module, spent = build_module()
-        net = make_net(
-            module,
-            config,
-            split,
-            build_callbacks(config, split, checkpoint, save, list(callbacks), averaging, spent),
-            device,
-        )
+
+        def fit(workers=None):
+            """Train a net of ``module`` here, as one of ``workers`` (``None``: alone)."""
+            lead = workers is None or workers.rank == 0
+            net = make_net(
+                module,
+                config,
+                split,
+                build_callbacks(
+                    config,
+                    split,
+                    checkpoint if lead else None,
+                    save,
+                    list(callbacks),
+                    averaging,
+                    spent,
+                    progress=lead,
+                ),
+                device,
+            )
+            if workers is not None:
+                net.set_params(workers=workers, iterator_train__workers=workers)
+                if not lead:
+                    net.set_params(verbose=0)
+            net.initialize()
+            if previous is not None:
+                restore_training_state(net, previous, config.owner)
+            net.partial_fit(X, y, epochs=epochs or config.max_epochs)
+            return net
+
+        if n_workers == 1:
+            net = fit()
+            return _result(net, net.interrupted_, _kept_epoch(net))
+        if joined is not None:
+            trained = fit(joined)
+            outcome = joined.shared(_outcome(trained) if joined.rank == 0 else None)
+        else:
+            threads = max(torch.get_num_threads() // n_workers, 1)
+            outcome = run_workers(n_workers, lambda workers: _outcome(fit(workers)), threads)
+        # Every process ends with rank 0's model, in a net of its own.
+        net = make_net(module, config, None, [], device)
         net.initialize()
-        if previous is not None:
-            restore_training_state(net, previous, config.owner)
-        net.partial_fit(X, y, epochs=epochs or config.max_epochs)
+        restore_training_state(net, outcome["state"], config.owner)
+        return _result(net, outcome["interrupted"], outcome["best_epoch"])
+
+
+def _outcome(net):
+    """What a worker's trained ``net`` hands back: its state and how training ended."""
+    return {
+        "state": training_state(net),
+        "interrupted": net.interrupted_,
+        "best_epoch": _kept_epoch(net),
+    }
+
+
+def _result(net, interrupted, best_epoch):
     return TrainingResult(
-        net=net,
-        interrupted=net.interrupted_,
-        n_epochs=len(net.history),
-        best_epoch=_kept_epoch(net),
+        net=net, interrupted=interrupted, n_epochs=len(net.history), best_epoch=best_epoch
     )
 
 

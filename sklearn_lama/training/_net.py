@@ -50,11 +50,18 @@ class NetMixin:
     interruption (``KeyboardInterrupt``) is told apart from the ones that
     early stopping and the time budget raise to stop training:
     ``interrupted_`` says which it was.
+
+    With ``workers`` (a :class:`~._distributed.Workers`), the net is one of
+    several that train one model on shares of every batch: after each
+    backward pass the gradients are replaced by the workers' mean, each
+    weighed by :meth:`batch_weight`; the workers agree on where an epoch is
+    cut, and take rank 0's validation losses.
     """
 
-    def __init__(self, *args, precision="32", **kwargs):
+    def __init__(self, *args, precision="32", workers=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.precision = precision
+        self.workers = workers
 
     def initialize(self):
         super().initialize()
@@ -116,6 +123,15 @@ class NetMixin:
         self.scaler_.update()
         return step
 
+    def batch_weight(self, batch):
+        """What the loss of ``batch`` is a mean over: its documents."""
+        return len(batch[0])
+
+    def on_grad_computed(self, net, named_parameters, batch=None, training=False, **kwargs):
+        # The net is notified before its callbacks: gradient clipping sees the mean.
+        if self.workers is not None and training:
+            self.workers.average_gradients(self.module_.parameters(), self.batch_weight(batch))
+
     def fit_loop(self, X, y=None, **fit_params):
         # skorch swallows KeyboardInterrupt (then restores the best weights in
         # on_train_end), and its EarlyStopping stops training by raising one,
@@ -131,14 +147,24 @@ class NetMixin:
     def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
         if training and iterator is not None:
             iterator = self._until_cut(iterator)
-        return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
+        super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
+        if not training and iterator is not None and self.workers is not None:
+            # The same losses on every worker, so that they stop at the same epoch.
+            batches = self.history[-1, "batches"]
+            losses = self.workers.shared([batch.get(f"{prefix}_loss") for batch in batches])
+            for batch, loss in zip(batches, losses):
+                if loss is not None:
+                    batch[f"{prefix}_loss"] = loss
 
     def _until_cut(self, batches):
         """The epoch's training batches, up to the one after which a callback ends the epoch."""
         cuts = [cb for _, cb in self.callbacks_ if isinstance(cb, EpochCut)]
         for batch in batches:
             yield batch
-            if any(cb.ends_epoch(self) for cb in cuts):
+            ends = any(cb.ends_epoch(self) for cb in cuts)
+            if self.workers is not None:
+                ends = self.workers.any(ends)
+            if ends:
                 return
 
 
@@ -183,6 +209,9 @@ class PenalisedNet(NetMixin, NeuralNetClassifier):
             for name, callback in super().get_default_callbacks()
         ]
         return [*callbacks, ("train_acc", scoring("train_acc", True))]
+
+    def batch_weight(self, batch):
+        return len(batch[0].weights)
 
     def infer(self, x, **fit_params):
         logits, penalty = super().infer(x.inputs, **fit_params)

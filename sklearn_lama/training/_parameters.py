@@ -51,6 +51,10 @@ TRAINING_CONSTRAINTS = {
         Interval(Integral, None, -1, closed="right"),
         None,
     ],
+    "n_workers": [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(Integral, None, -1, closed="right"),
+    ],
     "max_batch_tokens": [Interval(Integral, 1, None, closed="left")],
     "verbose": ["verbose"],
     "random_state": ["random_state"],

@@ -73,10 +73,14 @@ class TranslationNet(NetMixin, NeuralNet):
             return self.criterion_(logits, target)
         return F.cross_entropy(logits, target, ignore_index=self.criterion_.ignore_index)
 
+    def batch_weight(self, batch):
+        """What the loss of ``batch`` is a mean over: its target tokens."""
+        return int((batch[1] != PAD_ID).sum())
+
     def on_batch_end(self, net, batch=None, training=False, **kwargs):
         # The epoch's mean loss weighs each batch by this "size": its target tokens.
         prefix = "train" if training else "valid"
-        self.history.record_batch(f"{prefix}_batch_size", int((batch[1] != PAD_ID).sum()))
+        self.history.record_batch(f"{prefix}_batch_size", self.batch_weight(batch))
 
 
 def transformer_schedule(step, warmup_steps):

@@ -227,6 +227,17 @@ class DuoTranslator(TrainedMixin, PortableState, BaseEstimator):
         threads of one process; a positive int asks for that many (1 pins
         one core); a negative one counts from the given CPUs: -1 is all of
         them.
+    n_workers : int, default=1
+        Processes that ``fit`` trains on (data parallelism over
+        :mod:`torch.distributed`): each of ``k`` workers trains on its share
+        of every batch, within ``max_batch_tokens`` padded tokens, and
+        their gradients are averaged at every step, so that one step
+        sees ``k`` times one worker's batch. ``fit`` starts them by forking
+        this process (Linux), the torch threads divided among them; a
+        negative value counts from the given CPUs (-1: one per CPU). In a
+        script started by a launcher (``torchrun``) that initialised a
+        process group, ``fit`` trains over the group's processes instead and
+        ``n_workers`` must be 1. See the user guide's "Scaling out" page.
     verbose : int, default=0
         Above 0, print a progress bar and a per-epoch table of training
         loss, validation loss and perplexity, and time.
@@ -331,6 +342,7 @@ class DuoTranslator(TrainedMixin, PortableState, BaseEstimator):
         device="cpu",
         precision="32",
         torch_threads=None,
+        n_workers=1,
         verbose=0,
         random_state=None,
     ):
@@ -365,6 +377,7 @@ class DuoTranslator(TrainedMixin, PortableState, BaseEstimator):
         self.device = device
         self.precision = precision
         self.torch_threads = torch_threads
+        self.n_workers = n_workers
         self.verbose = verbose
         self.random_state = random_state
 

@@ -1,0 +1,255 @@
+"""Data-parallel training: workers that each train on a share of every batch, gradients averaged.
+
+``k`` workers hold the same model. Every training batch is cut as one
+worker cuts a batch ``k`` times larger (``k`` times the documents and the
+token budget), and each worker trains on every ``k``-th of its documents;
+after the backward pass the workers' gradients are averaged, each weighed
+by the documents (the translator: the target tokens) it trained on, with one
+``all_reduce`` of :mod:`torch.distributed`, so that every worker takes the
+same step, the one a single worker would take on the whole batch. Validation
+runs whole on every worker, the workers agree on when an epoch is cut short
+(the time budget), and rank 0 alone writes checkpoints and progress.
+
+The workers are either started by ``fit`` itself on this machine
+(:func:`run_workers`: ``n_workers`` processes forked from the caller, one
+group of the gloo backend over a file store) or are the processes of a
+:mod:`torch.distributed` group that a launcher (``torchrun``) started and the
+caller initialised (:func:`joined_workers`).
+"""
+
+import dataclasses
+import datetime
+import io
+import multiprocessing
+import os
+import signal
+import tempfile
+import traceback
+from multiprocessing import connection
+
+import torch
+import torch.distributed as dist
+
+__all__ = ["WorkerError", "Workers", "check_workers", "joined_workers", "run_workers"]
+
+#: How long a collective waits for a worker that does not join it; a worker that
+#: dies is noticed at once by the process that started it (:func:`run_workers`).
+COLLECTIVE_TIMEOUT = datetime.timedelta(minutes=30)
+
+
+class WorkerError(RuntimeError):
+    """A training worker failed: it raised (the message holds its traceback) or died."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Workers:
+    """The processes one fit trains on, seen from one of them.
+
+    Attributes
+    ----------
+    rank : int
+        This process's rank, 0 to ``size - 1``; rank 0 writes checkpoints
+        and progress and holds the result.
+    size : int
+        How many workers train the model.
+    """
+
+    rank: int
+    size: int
+
+    @property
+    def device(self):
+        """Where the group's collectives take their tensors: the current GPU for NCCL."""
+        if dist.get_backend() == "nccl":
+            return torch.device("cuda", torch.cuda.current_device())
+        return torch.device("cpu")
+
+    def average_gradients(self, parameters, weight):
+        """Replace the gradients of ``parameters`` by the workers' mean, weighed by ``weight``.
+
+        ``weight`` is this worker's share of the step (the documents or
+        tokens its loss is a mean over); a parameter without a gradient
+        counts as a zero gradient. One ``all_reduce`` of one flat buffer.
+        """
+        parameters = [p for p in parameters if p.requires_grad]
+        if not parameters:
+            return
+        first = parameters[0]
+        flat = torch.cat(
+            [
+                (p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1).float()
+                for p in parameters
+            ]
+            + [torch.ones(1, device=first.device)]
+        )
+        flat.mul_(float(weight))
+        dist.all_reduce(flat)
+        flat = flat[:-1] / flat[-1]
+        for p, part in zip(parameters, flat.split([p.numel() for p in parameters])):
+            p.grad = part.view_as(p).to(p.dtype)
+
+    def any(self, flag):
+        """Whether ``flag`` holds on any worker."""
+        value = torch.tensor([int(bool(flag))], device=self.device)
+        dist.all_reduce(value, op=dist.ReduceOp.MAX)
+        return bool(value.item())
+
+    def shared(self, value):
+        """Rank 0's ``value`` (any picklable object), on every worker."""
+        box = [value if self.rank == 0 else None]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
+
+
+def check_workers(size, precision, n_rows):
+    """Refuse, before any work, a fit over ``size`` workers that cannot train.
+
+    ``precision`` is the fit's; ``n_rows`` the documents it trains and
+    validates on.
+    """
+    if size == 1:
+        return
+    if precision == "16-mixed":
+        raise ValueError(
+            f"precision='16-mixed' cannot train over {size} workers (each would skip the "
+            "steps its own gradients overflow on); use precision='bf16', or n_workers=1."
+        )
+    if n_rows < size:
+        raise ValueError(
+            f"Training over {size} workers needs at least {size} documents, got {n_rows}; "
+            "set n_workers=1."
+        )
+
+
+def joined_workers():
+    """The :class:`Workers` of the :mod:`torch.distributed` group this process belongs to.
+
+    ``None`` unless the caller initialised the default process group with
+    more than one process (e.g. a script started by ``torchrun`` that called
+    ``torch.distributed.init_process_group()``).
+    """
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+        return None
+    return Workers(dist.get_rank(), dist.get_world_size())
+
+
+def run_workers(size, work, threads):
+    """Run ``work(workers)`` in ``size`` processes forked from this one; return rank 0's result.
+
+    The workers form a gloo group over a file store in a temporary folder
+    and run ``threads`` torch threads each. A worker that raises or dies
+    ends the others at once and raises :class:`WorkerError` here (the
+    worker's own exception as its cause, where it can be pickled); an
+    interruption here (``KeyboardInterrupt``) ends every worker. Rank 0's
+    result travels back saved by :func:`torch.save`.
+
+    Parameters
+    ----------
+    size : int
+        How many workers.
+    work : callable
+        ``work(workers) -> result``; called in every worker with its
+        :class:`Workers`.
+    threads : int
+        torch threads per worker.
+
+    Returns
+    -------
+    result : object
+        What ``work`` returned on rank 0.
+    """
+    if "fork" not in multiprocessing.get_all_start_methods():
+        raise ValueError(
+            f"n_workers={size} starts its workers by forking this process, which this "
+            "platform cannot do; set n_workers=1, or start one process per worker "
+            "with torchrun (see the user guide's Scaling out page)."
+        )
+    context = multiprocessing.get_context("fork")
+    with tempfile.TemporaryDirectory(prefix="sklearn_lama-workers-") as folder:
+        store = os.path.join(folder, "store")
+        processes, readers = [], []
+        try:
+            for rank in range(size):
+                reader, writer = context.Pipe(duplex=False)
+                process = context.Process(
+                    target=_worker,
+                    args=(work, Workers(rank, size), store, threads, writer),
+                    daemon=True,
+                )
+                process.start()
+                writer.close()
+                processes.append(process)
+                readers.append(reader)
+            return _supervise(processes, readers)
+        finally:
+            for process in processes:
+                if process.is_alive():
+                    process.kill()
+            for process in processes:
+                process.join()
+
+
+def _supervise(processes, readers):
+    """Wait for every worker's report; rank 0's result, or the first failure raised."""
+    result, pending = None, set(range(len(processes)))
+    while pending:
+        waiting = {readers[rank]: rank for rank in pending}
+        waiting.update({processes[rank].sentinel: rank for rank in pending})
+        for ready in connection.wait(list(waiting)):
+            rank = waiting[ready]
+            if rank not in pending:
+                continue
+            reader = readers[rank]
+            if ready is reader or reader.poll():
+                try:
+                    kind, payload = reader.recv()
+                except EOFError:
+                    kind, payload = "died", None
+            else:
+                kind, payload = "died", None
+            if kind == "done":
+                pending.discard(rank)
+                if rank == 0:
+                    result = torch.load(io.BytesIO(payload), weights_only=False)
+            elif kind == "error":
+                message, cause = payload
+                raise WorkerError(f"training worker {rank} failed:\n{message}") from cause
+            else:
+                processes[rank].join()
+                raise WorkerError(
+                    f"training worker {rank} ended without a result (exit code "
+                    f"{processes[rank].exitcode}): killed, or out of memory?"
+                )
+    return result
+
+
+def _worker(work, workers, store, threads, writer):
+    """A worker's process: join the group, ``work``, report to the parent, exit."""
+    # The parent handles an interruption and ends the workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        torch.set_num_threads(threads)
+        dist.init_process_group(
+            "gloo",
+            store=dist.FileStore(store, workers.size),
+            rank=workers.rank,
+            world_size=workers.size,
+            timeout=COLLECTIVE_TIMEOUT,
+        )
+        result = work(workers)
+        payload = None
+        if workers.rank == 0:
+            buffer = io.BytesIO()
+            torch.save(result, buffer)
+            payload = buffer.getvalue()
+        writer.send(("done", payload))
+    except BaseException as exc:  # noqa: BLE001 — every failure goes back to the parent
+        message = traceback.format_exc()
+        try:
+            writer.send(("error", (message, exc)))
+        except Exception:  # the exception itself does not pickle
+            writer.send(("error", (message, None)))
+    finally:
+        writer.close()
+        # The forked copy of the caller (a test runner, a notebook) must not run its exit handlers.
+        os._exit(0)

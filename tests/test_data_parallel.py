@@ -1,0 +1,248 @@
+"""Data-parallel training (``n_workers``, torchrun): one step, shards, faults, checkpoints."""
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+from skorch.callbacks import Callback
+
+from sklearn_lama import DuoTranslator, LAMAClassifier, load_weights
+from sklearn_lama.training._batching import BatchBudget, BucketBatchSampler, WeightedBatch
+from sklearn_lama.training._distributed import WorkerError
+from tests._time_limit import time_limit
+from tests._tolerances import Exact, U, assert_identical, assert_within, chained_bound
+
+from .test_translator import BRIEF, EN, FR
+
+IDS = np.random.RandomState(0).randint(2, 40, size=(48, 7))
+Y = (IDS[:, 0] > 20).astype(int)
+# A fit over workers starts processes: a hang would show as an overrun.
+LIMIT = 120
+
+
+def _lama(**params):
+    return LAMAClassifier(
+        n_heads=2,
+        hidden_size=6,
+        mlp_hidden=8,
+        dropout=0.0,
+        embedding_dropout=0.0,
+        early_stopping=False,
+        random_state=0,
+        **params,
+    )
+
+
+def _per_document_gradients(clf, X, y):
+    """``sum_i |g_i| / n``: the mean absolute per-document gradient of the loss, per parameter."""
+    net = clf.net_
+    params = dict(net.module_.named_parameters())
+    sums = {name: torch.zeros_like(p, dtype=torch.float64) for name, p in params.items()}
+    for i in range(len(X)):
+        net.module_.zero_grad()
+        ids = torch.as_tensor(X[i : i + 1])
+        batch = WeightedBatch({"ids": ids, "lengths": torch.tensor([ids.shape[1]])}, torch.ones(1))
+        net.module_.train()
+        loss = net.get_loss(net.infer(batch), torch.as_tensor(y[i : i + 1]), X=batch)
+        loss.backward()
+        for name, p in params.items():
+            if p.grad is not None:
+                sums[name] += p.grad.double().abs()
+    return {name: value / len(X) for name, value in sums.items()}
+
+
+def test_two_workers_at_half_the_batch_take_one_workers_step():
+    # One SGD step on all 16 documents: one worker's batch of 16, or two
+    # workers' 8 each with their gradients averaged. The two differ by the
+    # reassociation of the per-document gradients' mean and by the kernels
+    # that the batch's shape picks, chained through the network.
+    X, y = IDS[:16], Y[:16]
+    params = {"optimizer": "sgd", "lr": 0.5, "momentum": 0.0, "weight_decay": 0.0}
+    params["max_epochs"] = 1
+    with time_limit(LIMIT):
+        two = _lama(n_workers=2, batch_size=8, **params).fit(X, y)
+    one = _lama(batch_size=16, **params).fit(X, y)
+    start = _lama(batch_size=16, **{**params, "lr": 1e-30}).fit(X, y)
+    assert len(one.net_.history[-1, "batches"]) == len(two.net_.history[-1, "batches"]) == 1
+    g_abs = _per_document_gradients(start, X, y)
+    width = IDS.shape[1]
+    n_terms = max(16, 2 * 6 * 3, 8, start.net_.module_.lookups[0].embedding_dim)
+    for name, w_one in one.net_.module_.state_dict().items():
+        w_two = two.net_.module_.state_dict()[name]
+        # Plus the rounding of each side's update ``w - lr g`` to float32.
+        bound = 0.5 * chained_bound(g_abs[name].numpy(), n_terms, depth=2 * width + 8)
+        bound = bound + 2 * U * np.abs(w_one.double().numpy())
+        assert_within(w_two.numpy(), w_one.numpy(), bound)
+    # The step did move the weights (the comparison can fail).
+    moved = one.net_.module_.state_dict()["core.classifier.3.weight"]
+    assert (moved - start.net_.module_.state_dict()["core.classifier.3.weight"]).abs().max() > 1e-3
+
+
+class _Fake:
+    """A stand-in for the workers of a group: rank, size, and rank 0's seed everywhere."""
+
+    def __init__(self, rank, size):
+        self.rank, self.size = rank, size
+
+    def shared(self, value):
+        return 12345
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_each_worker_takes_its_share_of_the_same_batches(size):
+    lengths = np.random.RandomState(1).randint(1, 60, size=203)
+    budget = BatchBudget(400)
+    shards = [
+        list(BucketBatchSampler(lengths, 8, budget, pool_batches=4, workers=_Fake(r, size)))
+        for r in range(size)
+    ]
+    assert len({len(s) for s in shards}) == 1  # every worker takes as many steps
+    seen = []
+    for step in zip(*shards):
+        assert all(len(part) >= 1 for part in step)  # no worker idles a step
+        batch = sorted(i for part in step for i in part)
+        seen.extend(batch)
+        # Balanced shards of a batch cut as one worker cuts within ``size`` times the
+        # budget; a batch of fewer than ``size`` documents joined the one before it.
+        assert max(map(len, step)) - min(map(len, step)) <= 1
+        rest = np.sort(lengths[batch])[: len(batch) - size + 1]
+        assert len(rest) * rest.max() <= size * budget.max_tokens or len(batch) < 2 * size
+    assert sorted(seen) == list(range(len(lengths)))  # an epoch sees every document once
+
+
+class _RaiseOnRank(Callback):
+    def __init__(self, rank, exit_code=None):
+        self.rank, self.exit_code = rank, exit_code
+
+    def on_epoch_end(self, net, **kwargs):
+        if net.workers is not None and net.workers.rank == self.rank:
+            if self.exit_code is not None:
+                os._exit(self.exit_code)
+            raise ArithmeticError("worker-side failure")
+
+
+def test_a_worker_that_raises_ends_the_fit_with_its_error():
+    clf = _lama(n_workers=2, batch_size=8, max_epochs=50, callbacks=[_RaiseOnRank(1)])
+    with time_limit(LIMIT), pytest.raises(WorkerError, match="worker 1 failed") as info:
+        clf.fit(IDS, Y)
+    assert isinstance(info.value.__cause__, ArithmeticError)
+    assert "worker-side failure" in str(info.value)
+    assert not hasattr(clf, "net_")
+
+
+def test_a_worker_that_dies_ends_the_fit():
+    clf = _lama(n_workers=2, batch_size=8, max_epochs=50, callbacks=[_RaiseOnRank(0, 3)])
+    with time_limit(LIMIT), pytest.raises(WorkerError, match="exit code 3"):
+        clf.fit(IDS, Y)
+
+
+def test_workers_stop_together_on_the_time_budget_and_early_stopping():
+    with time_limit(LIMIT):
+        clf = _lama(n_workers=2, batch_size=4, max_epochs=1000, max_time=3.0).fit(IDS, Y)
+    assert 1 <= clf.n_epochs_ < 1000
+    with time_limit(LIMIT):
+        stopped = _lama(n_workers=2, batch_size=4, max_epochs=200, patience=2)
+        stopped.set_params(early_stopping=True, validation_fraction=0.25).fit(IDS, Y)
+    assert stopped.n_epochs_ < 200 and "valid_loss" in stopped.net_.history[-1]
+
+
+def test_checkpoints_of_workers_load_and_resume(tmp_path):
+    path = tmp_path / "lama.safetensors"
+    with time_limit(LIMIT):
+        clf = _lama(n_workers=2, batch_size=8, max_epochs=2, checkpoint=path).fit(IDS, Y)
+    saved = load_weights(clf.checkpoint_path_)
+    assert_identical(saved.predict_proba(IDS), clf.predict_proba(IDS), why=Exact.COPY)
+    with time_limit(LIMIT):
+        clf.set_params(warm_start=True, max_epochs=1).fit(IDS, Y)
+    assert clf.n_epochs_ == 3
+
+
+def test_the_translator_trains_over_workers():
+    with time_limit(LIMIT):
+        model = DuoTranslator(**{**BRIEF, "max_epochs": 2}, n_workers=2).fit(EN, FR)
+    assert len(model.history_) == 2 and model.predict(EN[:2]).shape == (2,)
+
+
+def test_workers_are_refused_what_they_cannot_do():
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(ValueError, match="at least 3 documents"):
+        _lama(n_workers=3, batch_size=2).fit(IDS[:2], [0, 1])
+    with pytest.raises(InvalidParameterError, match="n_workers"):
+        _lama(n_workers=0).fit(IDS, Y)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import numpy as np
+    import torch.distributed as dist
+    sys.path.insert(0, {root!r})
+    from tests.test_data_parallel import IDS, Y, _lama
+
+    dist.init_process_group("gloo")
+    try:
+        _lama(n_workers=2).fit(IDS, Y)
+    except ValueError as exc:
+        assert "set n_workers=1" in str(exc)
+    clf = _lama(batch_size=8, max_epochs=2).fit(IDS, Y)
+    np.save(os.path.join({out!r}, f"proba{{dist.get_rank()}}.npy"), clf.predict_proba(IDS))
+    np.save(os.path.join({out!r}, f"steps{{dist.get_rank()}}.npy"),
+            [len(e["batches"]) for e in clf.net_.history])
+    dist.destroy_process_group()
+    """
+)
+
+
+def test_two_torchrun_nodes_train_one_model(tmp_path):
+    # Two torchrun agents meeting on 127.0.0.1, one process each: two "nodes".
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT.format(root=root, out=str(tmp_path)))
+    port = _free_port()
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    agents = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nnodes=2",
+                "--nproc-per-node=1",
+                f"--node-rank={rank}",
+                "--master-addr=127.0.0.1",
+                f"--master-port={port}",
+                str(script),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for rank in range(2)
+    ]
+    outputs = []
+    try:
+        for agent in agents:
+            outputs.append(agent.communicate(timeout=240)[0])
+    finally:
+        for agent in agents:
+            agent.kill()
+    assert [a.returncode for a in agents] == [0, 0], "\n".join(outputs)[-3000:]
+    # Every rank ends with the same fitted estimator, having trained on half of each batch.
+    p0, p1 = (np.load(tmp_path / f"proba{r}.npy") for r in range(2))
+    assert_identical(p1, p0, why=Exact.COPY)
+    steps = np.load(tmp_path / "steps0.npy")
+    single = _lama(batch_size=16, max_epochs=2).fit(IDS, Y)
+    assert steps.tolist() == [len(e["batches"]) for e in single.net_.history]
