@@ -26,6 +26,7 @@ from . import (
     select,
     side,
     translation,
+    workers,
 )
 from ._env import ROOT, describe
 from ._options import sections
@@ -41,6 +42,7 @@ PARTS = {
     "latency": latency,
     "explain": explain,
     "side": side,
+    "workers": workers,
     "gpu": gpu,
 }
 # A run without parts runs these; the GPU part runs when named.

@@ -64,6 +64,10 @@ ALLOWED = {
         "before its state is restored, the check _fit_context makes before a fit; "
         "scikit-learn has no public method that validates without fitting"
     ),
+    ("training/_distributed.py", "_exit"): (
+        "os._exit, Python's documented way to end a forked child without running the "
+        "exit handlers it inherited from the caller (a test runner, a notebook)"
+    ),
     ("modules/_network.py", "_load_from_state_dict"): (
         "torch.nn.Module's per-module loading, overridden to size NgramFeatures' n-gram "
         "buffers to the saved ones before they are copied; torch 2.4, the floor, has no "

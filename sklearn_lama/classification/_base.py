@@ -460,6 +460,7 @@ class BaseSequenceClassifier(TrainedMixin, PortableState, ClassifierMixin, BaseE
                 self._inference_budget(budget),
                 batch_size=self.inference_batch_size,
                 module=module,
+                n_workers=resolve_threads(self.n_workers),
             )
             return collect(batches, pairs)
 

@@ -101,14 +101,21 @@ class Workers:
         return box[0]
 
 
-def check_workers(size, precision, n_rows):
+def check_workers(size, precision, n_rows, device, forked):
     """Refuse, before any work, a fit over ``size`` workers that cannot train.
 
-    ``precision`` is the fit's; ``n_rows`` the documents it trains and
-    validates on.
+    ``precision`` and ``device`` are the fit's; ``n_rows`` the documents it
+    trains and validates on; ``forked``: whether this process would start
+    the workers (not a launcher).
     """
     if size == 1:
         return
+    if forked and device.type != "cpu":
+        raise ValueError(
+            f"n_workers={size} forks this process, and forked processes cannot use "
+            f"device={str(device)!r}; on GPUs start one process per GPU with torchrun "
+            "(see the user guide's Scaling out page), or set n_workers=1."
+        )
     if precision == "16-mixed":
         raise ValueError(
             f"precision='16-mixed' cannot train over {size} workers (each would skip the "
@@ -133,15 +140,16 @@ def joined_workers():
     return Workers(dist.get_rank(), dist.get_world_size())
 
 
-def run_workers(size, work, threads):
-    """Run ``work(workers)`` in ``size`` processes forked from this one; return rank 0's result.
+def run_workers(size, work, threads, group=True):
+    """Run ``work(workers)`` in ``size`` processes forked from this one; return their results.
 
-    The workers form a gloo group over a file store in a temporary folder
-    and run ``threads`` torch threads each. A worker that raises or dies
-    ends the others at once and raises :class:`WorkerError` here (the
-    worker's own exception as its cause, where it can be pickled); an
-    interruption here (``KeyboardInterrupt``) ends every worker. Rank 0's
-    result travels back saved by :func:`torch.save`.
+    With ``group``, the workers form a gloo group over a file store in a
+    temporary folder (for their collectives); each runs ``threads`` torch
+    threads. A worker that raises or dies ends the others at once and
+    raises :class:`WorkerError` here (the worker's own exception as its
+    cause, where it can be pickled); an interruption here
+    (``KeyboardInterrupt``) ends every worker. The results travel back
+    saved by :func:`torch.save`.
 
     Parameters
     ----------
@@ -152,11 +160,13 @@ def run_workers(size, work, threads):
         :class:`Workers`.
     threads : int
         torch threads per worker.
+    group : bool, default=True
+        Whether the workers join a :mod:`torch.distributed` group.
 
     Returns
     -------
-    result : object
-        What ``work`` returned on rank 0.
+    results : list
+        What ``work`` returned, by rank.
     """
     if "fork" not in multiprocessing.get_all_start_methods():
         raise ValueError(
@@ -173,7 +183,7 @@ def run_workers(size, work, threads):
                 reader, writer = context.Pipe(duplex=False)
                 process = context.Process(
                     target=_worker,
-                    args=(work, Workers(rank, size), store, threads, writer),
+                    args=(work, Workers(rank, size), store if group else None, threads, writer),
                     daemon=True,
                 )
                 process.start()
@@ -190,8 +200,8 @@ def run_workers(size, work, threads):
 
 
 def _supervise(processes, readers):
-    """Wait for every worker's report; rank 0's result, or the first failure raised."""
-    result, pending = None, set(range(len(processes)))
+    """Wait for every worker's report; their results by rank, or the first failure raised."""
+    results, pending = [None] * len(processes), set(range(len(processes)))
     while pending:
         waiting = {readers[rank]: rank for rank in pending}
         waiting.update({processes[rank].sentinel: rank for rank in pending})
@@ -209,8 +219,7 @@ def _supervise(processes, readers):
                 kind, payload = "died", None
             if kind == "done":
                 pending.discard(rank)
-                if rank == 0:
-                    result = torch.load(io.BytesIO(payload), weights_only=False)
+                results[rank] = torch.load(io.BytesIO(payload), weights_only=False)
             elif kind == "error":
                 message, cause = payload
                 raise WorkerError(f"training worker {rank} failed:\n{message}") from cause
@@ -220,29 +229,26 @@ def _supervise(processes, readers):
                     f"training worker {rank} ended without a result (exit code "
                     f"{processes[rank].exitcode}): killed, or out of memory?"
                 )
-    return result
+    return results
 
 
 def _worker(work, workers, store, threads, writer):
-    """A worker's process: join the group, ``work``, report to the parent, exit."""
+    """A worker's process: join the group (``store``: its file), ``work``, report, exit."""
     # The parent handles an interruption and ends the workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         torch.set_num_threads(threads)
-        dist.init_process_group(
-            "gloo",
-            store=dist.FileStore(store, workers.size),
-            rank=workers.rank,
-            world_size=workers.size,
-            timeout=COLLECTIVE_TIMEOUT,
-        )
-        result = work(workers)
-        payload = None
-        if workers.rank == 0:
-            buffer = io.BytesIO()
-            torch.save(result, buffer)
-            payload = buffer.getvalue()
-        writer.send(("done", payload))
+        if store is not None:
+            dist.init_process_group(
+                "gloo",
+                store=dist.FileStore(store, workers.size),
+                rank=workers.rank,
+                world_size=workers.size,
+                timeout=COLLECTIVE_TIMEOUT,
+            )
+        buffer = io.BytesIO()
+        torch.save(work(workers), buffer)
+        writer.send(("done", buffer.getvalue()))
     except BaseException as exc:  # noqa: BLE001 — every failure goes back to the parent
         message = traceback.format_exc()
         try:

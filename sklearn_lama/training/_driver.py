@@ -148,8 +148,8 @@ def train(
             "set n_workers=1."
         )
     n_workers = joined.size if joined is not None else resolve_threads(config.n_workers)
-    check_workers(n_workers, config.precision, len(X))
     device = check_device(config.device)
+    check_workers(n_workers, config.precision, len(X), device, forked=joined is None)
     cuda_devices = [device] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=cuda_devices):
         # Continued training draws new batches and dropout masks: the seed
@@ -190,12 +190,16 @@ def train(
         if n_workers == 1:
             net = fit()
             return _result(net, net.interrupted_, _kept_epoch(net))
+
+        def work(workers):
+            trained = fit(workers)
+            return _outcome(trained) if workers.rank == 0 else None
+
         if joined is not None:
-            trained = fit(joined)
-            outcome = joined.shared(_outcome(trained) if joined.rank == 0 else None)
+            outcome = joined.shared(work(joined))
         else:
             threads = max(torch.get_num_threads() // n_workers, 1)
-            outcome = run_workers(n_workers, lambda workers: _outcome(fit(workers)), threads)
+            outcome = run_workers(n_workers, work, threads)[0]
         # Every process ends with rank 0's model, in a net of its own.
         net = make_net(module, config, None, [], device)
         net.initialize()

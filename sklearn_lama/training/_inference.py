@@ -6,13 +6,25 @@ from torch.utils.data import Subset
 
 from ._batching import make_loader
 from ._devices import to_device
+from ._distributed import run_workers
 from ._parameters import INFERENCE_BATCH
 
-__all__ = ["run_sorted"]
+__all__ = ["SPREAD_DOCUMENTS", "run_sorted"]
+
+#: Documents per worker from which prediction spreads over ``n_workers`` processes:
+#: below it, starting them costs more than they save.
+SPREAD_DOCUMENTS = 2000
 
 
 def run_sorted(
-    net, batches, compute, budget, batch_size=INFERENCE_BATCH, documents=None, module=None
+    net,
+    batches,
+    compute,
+    budget,
+    batch_size=INFERENCE_BATCH,
+    documents=None,
+    module=None,
+    n_workers=1,
 ):
     """Apply ``compute(network, inputs)`` to every document; yield ``(rows, output)`` per batch.
 
@@ -36,6 +48,12 @@ def run_sorted(
     mode, without gradients, under the net's autocast (``precision``), and
     ``inputs`` are on the net's device; ``output`` is float32 whatever the
     precision.
+
+    With ``n_workers`` above 1, on the CPU, and at least
+    :data:`SPREAD_DOCUMENTS` documents per worker, the sorted documents are
+    dealt out to ``n_workers`` processes forked from this one (one thread
+    each, a share of the threads): each runs this function on every
+    ``n_workers``-th document, and the pairs come back worker by worker.
     """
     keys, lengths = batches.content_keys(), batches.lengths
     if documents is None:
@@ -43,6 +61,18 @@ def run_sorted(
     else:
         documents = np.asarray(documents, dtype=np.int64)
         order = documents[np.lexsort((keys[documents], lengths[documents]))]
+    cpu = torch.device(net.device).type == "cpu"
+    if n_workers > 1 and cpu and len(order) >= n_workers * SPREAD_DOCUMENTS:
+
+        def work(workers):
+            share = order[workers.rank :: workers.size]
+            pairs = run_sorted(net, batches, compute, budget, batch_size, share, module)
+            return list(pairs)
+
+        threads = max(torch.get_num_threads() // n_workers, 1)
+        for pairs in run_workers(n_workers, work, threads, group=False):
+            yield from pairs
+        return
     network = net.module_ if module is None else module
     network.eval()
     pinned = torch.device(net.device).type == "cuda"
