@@ -12,21 +12,37 @@ seconds per fit, the speed-up over one worker and the hold-out accuracy
 (mean and spread over the seeds).
 """
 
+from ._data import corpus_name
 from ._harness import run_cell
 from ._models import LABELS, OURS
 from ._report import Report
 
 NAME = "workers"
-OPTIONS = {"corpus": "default: mr", "threads": "cores given to each fit (default: 2)"}
+OPTIONS = {
+    "corpus": "default: mr; a path names another (e.g. IMDB, benchmarks/data/prepare_imdb.py)",
+    "threads": "cores given to each fit",
+    "model": "among lama, fcsr, duo (default: all three)",
+}
 MODELS = OURS
 CORPORA = ("mr",)
 SIZES = {
-    "quick": {"train_limit": 2000, "max_epochs": 2, "workers": [1, 2], "seeds": [0]},
-    "full": {"train_limit": None, "max_epochs": 3, "workers": [1, 2], "seeds": [0, 1, 2]},
+    "quick": {
+        "train_limit": 2000,
+        "max_epochs": 2,
+        "workers": [[1, None], [2, None]],
+        "seeds": [0],
+    },
+    "full": {
+        "train_limit": None,
+        "max_epochs": 3,
+        # (n_workers, torch_threads): today's fit, one worker on one core, two workers.
+        "workers": [[1, None], [1, 1], [2, None]],
+        "seeds": [0, 1, 2],
+    },
 }
 
 
-def cell(model, corpus, train_limit, max_epochs, n_workers, seed):
+def cell(model, corpus, train_limit, max_epochs, n_workers, torch_threads, seed):
     """Fit ``model`` over ``n_workers`` workers; seconds and hold-out accuracy (child process)."""
     import time
 
@@ -55,21 +71,29 @@ def cell(model, corpus, train_limit, max_epochs, n_workers, seed):
 def run(cfg, threads, corpora, log):
     rows = []
     for corpus in corpora or CORPORA:
-        for model in MODELS:
+        for model in cfg.get("models", MODELS):
             for seed in cfg["seeds"]:
-                for k in cfg["workers"]:
+                for k, torch_threads in cfg["workers"]:
                     kwargs = dict(
                         model=model,
                         corpus=corpus,
                         train_limit=cfg["train_limit"],
                         max_epochs=cfg["max_epochs"],
                         n_workers=k,
+                        torch_threads=torch_threads,
                         seed=seed,
                     )
                     r = run_cell("benchmarks.workers:cell", threads, kwargs)
-                    r.update(model=model, corpus=corpus, seed=seed, workers=k)
+                    r.update(
+                        model=model,
+                        corpus=corpus_name(corpus),
+                        seed=seed,
+                        workers=k,
+                        # "torch_threads" is the harness's: the threads the process started with.
+                        torch_threads_parameter=torch_threads,
+                    )
                     log(
-                        f"{corpus} {model} seed {seed} workers {k}: "
+                        f"{corpus} {model} seed {seed} workers {k} threads {torch_threads}: "
                         + (
                             f"{r['seconds']:.1f} s, accuracy {r['accuracy']:.4f}"
                             if "error" not in r
@@ -77,20 +101,42 @@ def run(cfg, threads, corpora, log):
                         )
                     )
                     rows.append(r)
-    return {"name": NAME, "config": {**cfg, "threads": threads}, "results": rows}
+    names = sorted({corpus_name(c) for c in corpora or CORPORA})
+    name = NAME if names == list(CORPORA) else "-".join([NAME, *names])
+    return {"name": name, "config": {**cfg, "threads": threads}, "results": rows}
+
+
+def _key(row):
+    """``(corpus, model, workers, torch_threads)`` of a row (``None``: the default threads)."""
+    return (
+        corpus_name(row["corpus"]),
+        row["model"],
+        row["workers"],
+        row.get("torch_threads_parameter"),
+    )
 
 
 def _summary(rows):
-    """``{(corpus, model, workers): (mean s, mean accuracy, accuracy spread)}``."""
+    """``{key: (mean s, mean accuracy, accuracy range)}``, keys as :func:`_key`'s."""
     import numpy as np
 
     out = {}
-    for key in {(r["corpus"], r["model"], r["workers"]) for r in rows if "error" not in r}:
-        cell_rows = [r for r in rows if (r["corpus"], r["model"], r["workers"]) == key]
-        acc = [r["accuracy"] for r in cell_rows if "error" not in r]
-        sec = [r["seconds"] for r in cell_rows if "error" not in r]
-        out[key] = (float(np.mean(sec)), float(np.mean(acc)), float(np.ptp(acc)))
+    for key in {_key(r) for r in rows if "error" not in r}:
+        done = [r for r in rows if "error" not in r and _key(r) == key]
+        accuracy = [r["accuracy"] for r in done]
+        out[key] = (
+            float(np.mean([r["seconds"] for r in done])),
+            float(np.mean(accuracy)),
+            float(np.ptp(accuracy)),
+        )
     return out
+
+
+def _threads(workers, torch_threads, cores):
+    """The torch threads of each worker, as the table says it."""
+    if torch_threads is None:
+        return f"{max(cores // workers, 1)} (default)"
+    return str(torch_threads)
 
 
 def render(payload):
@@ -100,20 +146,37 @@ def render(payload):
     rep.text(
         f"The default pipelines fitted for {cfg['max_epochs']} epochs (no early stopping) on "
         f"80 % of {cfg['train_limit'] or 'all'} training documents, scored on the other 20 % "
-        f"of the training split; each fit a fresh process given {cfg['threads']} cores; "
-        f"seeds {cfg['seeds']}. One worker uses the cores as threads; k workers one thread each."
+        f"of the training split (never the test split); each fit a fresh process given "
+        f"{cfg['threads']} cores, one after another; seeds {cfg['seeds']}. Speed-up: over "
+        "one worker with the default threads (today's fit)."
     )
     summary = _summary(rows)
     table = []
-    for corpus, model, k in sorted(summary):
-        sec, acc, spread = summary[(corpus, model, k)]
-        base = summary.get((corpus, model, 1))
-        speedup = f"{base[0] / sec:.2f}x" if base else ""
+    for key in sorted(summary, key=lambda k: (*k[:3], k[3] or 0)):
+        corpus, model, workers, torch_threads = key
+        sec, acc, spread = summary[key]
+        base = summary.get((corpus, model, 1, None))
         table.append(
-            [corpus, LABELS[model], k, f"{sec:.1f}", speedup, f"{acc:.4f} (±{spread / 2:.4f})"]
+            [
+                corpus,
+                LABELS[model],
+                workers,
+                _threads(workers, torch_threads, cfg["threads"]),
+                f"{sec:.1f}",
+                f"{base[0] / sec:.2f}x" if base else "",
+                f"{acc:.4f} (±{spread / 2:.4f})",
+            ]
         )
     rep.table(
-        ["corpus", "model", "workers", "fit (s)", "speed-up", "hold-out accuracy (±half range)"],
+        [
+            "corpus",
+            "model",
+            "workers",
+            "threads per worker",
+            "fit (s)",
+            "speed-up",
+            "hold-out accuracy (±half range)",
+        ],
         table,
     )
     failed = [r for r in rows if "error" in r]
@@ -125,14 +188,22 @@ def render(payload):
 def _plotter(summary):
     def plot(fig):
         ax = fig.add_subplot(1, 1, 1)
-        seconds = {(model, k): value[0] for (_, model, k), value in summary.items()}
-        for i, model in enumerate(sorted({model for model, _ in seconds})):
-            ks = sorted(k for m, k in seconds if m == model)
-            speedups = [seconds[(model, 1)] / seconds[(model, k)] for k in ks]
-            ax.plot(ks, speedups, marker="o", label=LABELS[model], color=f"C{i}")
-        ax.plot([1, 2], [1, 2], linestyle=":", color="grey", label="linear")
-        ax.set(xlabel="workers", ylabel="speed-up over one worker", title="fit time")
-        ax.grid(True, alpha=0.3)
+        configs = sorted({key[2:] for key in summary}, key=lambda c: (c[0], c[1] or 0))
+        labels = [f"{k} x {t or 'default'}" for k, t in configs]
+        models = sorted({key[1] for key in summary})
+        width = 0.8 / len(models)
+        for i, model in enumerate(models):
+            keys = [next(k for k in summary if k[1] == model and k[2:] == c) for c in configs]
+            ax.bar(
+                [x + i * width for x in range(len(configs))],
+                [summary[k][0] for k in keys],
+                width,
+                label=LABELS[model],
+                color=f"C{i}",
+            )
+        ax.set_xticks([x + width * (len(models) - 1) / 2 for x in range(len(configs))], labels)
+        ax.set(xlabel="workers x torch threads each", ylabel="fit (s)", title="fit time")
+        ax.grid(True, alpha=0.3, axis="y")
         ax.legend(fontsize=8)
 
     return plot

@@ -15,7 +15,14 @@ from sklearn_lama import DuoTranslator, LAMAClassifier, load_weights
 from sklearn_lama.training._batching import BatchBudget, BucketBatchSampler, WeightedBatch
 from sklearn_lama.training._distributed import WorkerError
 from tests._time_limit import time_limit
-from tests._tolerances import Exact, U, assert_identical, assert_within, chained_bound
+from tests._tolerances import (
+    Exact,
+    U,
+    assert_identical,
+    assert_within,
+    chained_bound,
+    estimator_probability_bound,
+)
 
 from .test_translator import BRIEF, EN, FR
 
@@ -160,6 +167,35 @@ def test_checkpoints_of_workers_load_and_resume(tmp_path):
     with time_limit(LIMIT):
         clf.set_params(warm_start=True, max_epochs=1).fit(IDS, Y)
     assert clf.n_epochs_ == 3
+
+
+def test_partial_fit_and_sample_weight_over_workers():
+    clf = _lama(n_workers=2, batch_size=8)
+    with time_limit(LIMIT):
+        clf.partial_fit(IDS, Y, classes=[0, 1])
+        clf.partial_fit(IDS, Y, sample_weight=np.linspace(0.5, 2.0, len(Y)))
+    assert clf.n_epochs_ == 2 and clf.predict_proba(IDS).shape == (len(Y), 2)
+
+
+def test_prediction_spreads_over_workers(monkeypatch):
+    import sklearn_lama.training._inference as inference
+
+    clf = _lama(batch_size=8, max_epochs=1).fit(IDS, Y)
+    alone = clf.predict_proba(IDS)
+    monkeypatch.setattr(inference, "SPREAD_DOCUMENTS", 10)
+    started = []
+    run_workers = inference.run_workers
+    monkeypatch.setattr(
+        inference,
+        "run_workers",
+        lambda *args, **kw: started.append(args[0]) or run_workers(*args, **kw),
+    )
+    with time_limit(LIMIT):
+        spread = clf.set_params(n_workers=2).predict_proba(IDS)
+    assert started == [2]
+    # Another batch composition: each document's output within float32 rounding.
+    bound = estimator_probability_bound(clf, IDS, n=64, depth=2 * IDS.shape[1] + 8)
+    assert_within(spread, alone, bound)
 
 
 def test_the_translator_trains_over_workers():

@@ -1,0 +1,68 @@
+"""What the gradients' reduction costs data-parallel training: two workers with and without it.
+
+``python -m benchmarks.gradient_reduction [--model lama] [--rounds 2]`` fits
+the model's classifier at its defaults on MR's training split vectorised with
+the shipped GloVe (one epoch, no early stopping) over two workers, once as
+the package trains (the workers' gradients averaged at every step) and once
+with the averaging replaced by nothing (each worker then trains alone on its
+share: a measurement only, not a model), alternated over ``--rounds``
+rounds, and prints the seconds each worker spent in skorch's ``partial_fit``
+(the architecture page's "Decisions"). Run it on an otherwise idle machine.
+"""
+
+import argparse
+import time
+
+MODELS = {"lama": "LAMAClassifier", "fcsr": "FCSRClassifier", "duo": "DuoClassifier"}
+
+
+def _timed_workers(estimator, X, y):
+    """Fit ``estimator`` over two workers; print the seconds of each worker's ``partial_fit``."""
+    import skorch
+
+    partial_fit = skorch.NeuralNet.partial_fit
+
+    def timed(net, *args, **kwargs):
+        start = time.perf_counter()
+        result = partial_fit(net, *args, **kwargs)
+        print(f"worker {net.workers.rank}: {time.perf_counter() - start:.2f} s", flush=True)
+        return result
+
+    skorch.NeuralNet.partial_fit = timed
+    try:
+        estimator.fit(X, y)
+    finally:
+        skorch.NeuralNet.partial_fit = partial_fit
+
+
+def main(argv=None):
+    import sklearn_lama
+    from sklearn_lama import Word2VecVectorizer
+    from sklearn_lama.datasets import load_mr
+    from sklearn_lama.training import _distributed
+
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.gradient_reduction", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--model", choices=sorted(MODELS), default="lama")
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args(argv)
+    X, y = load_mr(subset="train", return_X_y=True)
+    sequences = Word2VecVectorizer().fit(X).transform(X)
+    make = getattr(sklearn_lama, MODELS[args.model])
+    # The first optimizer of a process imports torch._dynamo: done here, before forking.
+    make(max_epochs=1, early_stopping=False).fit(sequences[::50], y[::50])
+    averaging = _distributed.Workers.average_gradients
+    for round_ in range(args.rounds):
+        for label, average in (("averaged", averaging), ("not averaged", None)):
+            _distributed.Workers.average_gradients = average or (lambda *a, **k: None)
+            try:
+                print(f"round {round_ + 1}, gradients {label}:", flush=True)
+                estimator = make(max_epochs=1, early_stopping=False, n_workers=2, random_state=0)
+                _timed_workers(estimator, sequences, y)
+            finally:
+                _distributed.Workers.average_gradients = averaging
+
+
+if __name__ == "__main__":
+    main()
