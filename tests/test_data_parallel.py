@@ -5,6 +5,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -149,7 +150,8 @@ def test_a_worker_that_dies_ends_the_fit():
 
 
 def test_workers_stop_together_on_the_time_budget_and_early_stopping():
-    with time_limit(LIMIT):
+    with time_limit(LIMIT), warnings.catch_warnings():
+        warnings.simplefilter("error")  # the budget stops it, not an interruption
         clf = _lama(n_workers=2, batch_size=4, max_epochs=1000, max_time=3.0).fit(IDS, Y)
     assert 1 <= clf.n_epochs_ < 1000
     with time_limit(LIMIT):

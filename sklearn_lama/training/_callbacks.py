@@ -96,11 +96,10 @@ class TimeBudget(EpochCut):
         return self.exhausted_
 
     def on_epoch_end(self, net, **kwargs):
-        exhausted = self.exhausted_
         if net.workers is not None:
             # Every worker stops when one's budget is spent.
-            exhausted = net.workers.any(exhausted)
-        if exhausted:
+            self.exhausted_ = net.workers.any(self.exhausted_)
+        if self.exhausted_:
             raise KeyboardInterrupt
 
 

@@ -96,7 +96,14 @@ def train(
 
     Seeds torch (``seed`` plus the epochs already trained, under a forked
     random state), builds the module and the net, restores ``previous``
-    and trains the net for ``epochs`` epochs.
+    and trains the net for ``epochs`` epochs: in this process, or, with
+    ``config.n_workers`` above 1, in that many processes forked from it
+    (:func:`~._distributed.run_workers`), or over the processes of the
+    :mod:`torch.distributed` group this one belongs to
+    (:func:`~._distributed.joined_workers`), each training the same net on
+    its share of every batch (:class:`~._distributed.Workers`). Over several
+    workers, the net returned holds rank 0's training state (weights,
+    optimizer state, history), in every process.
 
     Parameters
     ----------
