@@ -74,19 +74,14 @@ class Workers:
         parameters = [p for p in parameters if p.requires_grad]
         if not parameters:
             return
-        first = parameters[0]
-        flat = torch.cat(
-            [
-                (p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1).float()
-                for p in parameters
-            ]
-            + [torch.ones(1, device=first.device)]
-        )
+        # The weights stay float32 under every precision: one buffer holds them all.
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
+        flat = torch.cat([g.reshape(-1) for g in grads] + [parameters[0].new_ones(1)])
         flat.mul_(float(weight))
         dist.all_reduce(flat)
         flat = flat[:-1] / flat[-1]
         for p, part in zip(parameters, flat.split([p.numel() for p in parameters])):
-            p.grad = part.view_as(p).to(p.dtype)
+            p.grad = part.view_as(p)
 
     def any(self, flag):
         """Whether ``flag`` holds on any worker."""

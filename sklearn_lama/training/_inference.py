@@ -61,8 +61,8 @@ def run_sorted(
     else:
         documents = np.asarray(documents, dtype=np.int64)
         order = documents[np.lexsort((keys[documents], lengths[documents]))]
-    cpu = torch.device(net.device).type == "cpu"
-    if n_workers > 1 and cpu and len(order) >= n_workers * SPREAD_DOCUMENTS:
+    device_type = torch.device(net.device).type
+    if n_workers > 1 and device_type == "cpu" and len(order) >= n_workers * SPREAD_DOCUMENTS:
 
         def work(workers):
             share = order[workers.rank :: workers.size]
@@ -75,7 +75,7 @@ def run_sorted(
         return
     network = net.module_ if module is None else module
     network.eval()
-    pinned = torch.device(net.device).type == "cuda"
+    pinned = device_type == "cuda"
     loader = make_loader(Subset(batches, order), batch_size, budget, pin_memory=pinned)
     start = 0
     with torch.no_grad():

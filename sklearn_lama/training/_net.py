@@ -54,7 +54,8 @@ class NetMixin:
     With ``workers`` (a :class:`~._distributed.Workers`), the net is one of
     several that train one model on shares of every batch: after each
     backward pass the gradients are replaced by the workers' mean, each
-    weighed by :meth:`batch_weight`; the workers agree on where an epoch is
+    weighed by the net's ``batch_weight(batch)`` (what its loss is a mean
+    over); the workers agree on where an epoch is
     cut, and take rank 0's validation losses.
     """
 
@@ -122,10 +123,6 @@ class NetMixin:
         self.scaler_.step(self.optimizer_)
         self.scaler_.update()
         return step
-
-    def batch_weight(self, batch):
-        """What the loss of ``batch`` is a mean over: its documents."""
-        return len(batch[0])
 
     def on_grad_computed(self, net, named_parameters, batch=None, training=False, **kwargs):
         # The net is notified before its callbacks: gradient clipping sees the mean.
@@ -211,6 +208,7 @@ class PenalisedNet(NetMixin, NeuralNetClassifier):
         return [*callbacks, ("train_acc", scoring("train_acc", True))]
 
     def batch_weight(self, batch):
+        """What the loss of ``batch`` is a mean over: its documents."""
         return len(batch[0].weights)
 
     def infer(self, x, **fit_params):
