@@ -16,6 +16,7 @@ import os
 
 from . import (
     accuracy,
+    batch_rule,
     cost,
     explain,
     export,
@@ -43,6 +44,7 @@ PARTS = {
     "explain": explain,
     "side": side,
     "workers": workers,
+    "batch_rule": batch_rule,
     "gpu": gpu,
 }
 # A run without parts runs these; the GPU part runs when named.

@@ -1,0 +1,219 @@
+"""How the learning rate should grow with the workers: chosen on a hold-out of the training split.
+
+Over ``k`` workers, one optimizer step sees ``k`` batches of ``batch_size``
+documents, so an epoch takes ``k`` times fewer steps. Each default pipeline
+of the README (shipped GloVe) is fitted at its defaults (early stopping
+included) on a stratified 80 % of the corpus's *training* split and scored
+on the other 20 % (never the test split): once with one worker and the
+process's threads (today's fit), and once over ``k`` workers for each
+learning-rate factor of the size (``lr`` times 1, ``sqrt(k)``, ``k``: the
+rules of the large-batch literature). The report gives, per configuration,
+the mean hold-out accuracy with its spread over the seeds, the epochs
+trained and the fit's seconds; the rule chosen is the factor of best mean
+hold-out accuracy.
+"""
+
+import math
+
+from ._data import corpus_name
+from ._harness import run_cell
+from ._models import LABELS, OURS
+from ._report import Report
+
+NAME = "batch-rule"
+OPTIONS = {
+    "corpus": "default: mr; a path names another (e.g. IMDB, benchmarks/data/prepare_imdb.py)",
+    "threads": "cores given to each fit",
+    "model": "among lama, fcsr, duo (default: all three)",
+}
+MODELS = OURS
+CORPORA = ("mr",)
+SIZES = {
+    "quick": {"train_limit": 2000, "workers": 2, "factors": ["1", "k"], "seeds": [0]},
+    "full": {
+        "train_limit": None,
+        "workers": 2,
+        "factors": ["1", "sqrt(k)", "k"],
+        "seeds": [0, 1, 2],
+    },
+}
+#: The learning-rate factor of each rule, for ``k`` workers.
+FACTORS = {"1": lambda k: 1.0, "sqrt(k)": math.sqrt, "k": float}
+
+
+def cell(model, corpus, train_limit, n_workers, factor, seed):
+    """Fit ``model`` over ``n_workers`` workers at ``lr`` times ``factor`` (child process)."""
+    import time
+
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+
+    from ._data import head, load
+    from ._models import make
+
+    X, y, _, _ = load(corpus)
+    X, y = head(X, y, train_limit)
+    X_fit, X_hold, y_fit, y_hold = train_test_split(
+        X, y, test_size=0.2, stratify=y, random_state=seed
+    )
+    pipe = make(model, seed=seed, n_workers=n_workers)
+    step, estimator = pipe.steps[-1]
+    pipe.set_params(**{f"{step}__lr": estimator.lr * factor})
+    start = time.perf_counter()
+    pipe.fit(X_fit, y_fit)
+    seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "accuracy": float(np.mean(pipe.predict(X_hold) == np.asarray(y_hold))),
+        "epochs": int(pipe[-1].n_epochs_),
+        "n_fit": len(X_fit),
+    }
+
+
+def _configs(cfg):
+    """``[(n_workers, rule)]``: today's fit (rule ``None``), then every rule over the workers."""
+    return [(1, None)] + [(cfg["workers"], rule) for rule in cfg["factors"]]
+
+
+def run(cfg, threads, corpora, log):
+    rows = []
+    for corpus in corpora or CORPORA:
+        for model in cfg.get("models", MODELS):
+            for seed in cfg["seeds"]:
+                for k, rule in _configs(cfg):
+                    factor = 1.0 if rule is None else FACTORS[rule](k)
+                    kwargs = dict(
+                        model=model,
+                        corpus=corpus,
+                        train_limit=cfg["train_limit"],
+                        n_workers=k,
+                        factor=factor,
+                        seed=seed,
+                    )
+                    r = run_cell("benchmarks.batch_rule:cell", threads, kwargs)
+                    r.update(
+                        model=model, corpus=corpus_name(corpus), seed=seed, workers=k, rule=rule
+                    )
+                    log(
+                        f"{corpus} {model} seed {seed} workers {k} rule {rule}: "
+                        + (
+                            f"{r['seconds']:.1f} s, {r['epochs']} epochs, accuracy "
+                            f"{r['accuracy']:.4f}"
+                            if "error" not in r
+                            else f"FAILED {r['error']}"
+                        )
+                    )
+                    rows.append(r)
+    names = sorted({corpus_name(c) for c in corpora or CORPORA})
+    name = NAME if names == list(CORPORA) else "-".join([NAME, *names])
+    return {"name": name, "config": {**cfg, "threads": threads}, "results": rows}
+
+
+def _summary(rows):
+    """``{(corpus, model, workers, rule): (mean s, mean epochs, mean accuracy, its range)}``."""
+    import numpy as np
+
+    out = {}
+    keys = {(r["corpus"], r["model"], r["workers"], r["rule"]) for r in rows if "error" not in r}
+    for key in keys:
+        done = [
+            r
+            for r in rows
+            if "error" not in r and (r["corpus"], r["model"], r["workers"], r["rule"]) == key
+        ]
+        accuracy = [r["accuracy"] for r in done]
+        out[key] = (
+            float(np.mean([r["seconds"] for r in done])),
+            float(np.mean([r["epochs"] for r in done])),
+            float(np.mean(accuracy)),
+            float(np.ptp(accuracy)),
+        )
+    return out
+
+
+def chosen(summary):
+    """``{(corpus, model): rule}``: the rule of best mean hold-out accuracy over the workers."""
+    best = {}
+    for (corpus, model, _, rule), (_, _, accuracy, _) in summary.items():
+        if rule is None:
+            continue
+        if (corpus, model) not in best or accuracy > best[corpus, model][1]:
+            best[corpus, model] = (rule, accuracy)
+    return {key: rule for key, (rule, _) in best.items()}
+
+
+def render(payload):
+    """The report and plot of a :func:`run` result (also of one read back from JSON)."""
+    cfg, rows = payload["config"], payload["results"]
+    rep = Report(payload["name"], "Data-parallel training: how the learning rate grows")
+    rep.text(
+        f"The default pipelines (early stopping included) fitted on 80 % of "
+        f"{cfg['train_limit'] or 'all'} training documents, scored on the other 20 % of the "
+        f"training split (never the test split); one worker with the default threads, then "
+        f"{cfg['workers']} workers (each the default batch, one step sees {cfg['workers']} "
+        f"batches) with the learning rate times each rule's factor; each fit a fresh process "
+        f"given {cfg['threads']} cores, one after another; seeds {cfg['seeds']}. Speed-up: "
+        "over one worker."
+    )
+    summary = _summary(rows)
+    picks = chosen(summary)
+    table = []
+    for key in sorted(summary, key=lambda k: (k[0], k[1], k[2], k[3] or "")):
+        corpus, model, workers, rule = key
+        sec, epochs, acc, spread = summary[key]
+        base = summary.get((corpus, model, 1, None))
+        table.append(
+            [
+                corpus,
+                LABELS[model],
+                workers,
+                "lr (default)"
+                if rule is None
+                else f"lr x {rule}" + (" (chosen)" if picks.get(key[:2]) == rule else ""),
+                f"{epochs:.1f}",
+                f"{sec:.1f}",
+                f"{base[0] / sec:.2f}x" if base else "",
+                f"{acc:.4f} (±{spread / 2:.4f})",
+            ]
+        )
+    rep.table(
+        [
+            "corpus",
+            "model",
+            "workers",
+            "learning rate",
+            "epochs",
+            "fit (s)",
+            "speed-up",
+            "hold-out accuracy (±half range)",
+        ],
+        table,
+    )
+    failed = [r for r in rows if "error" in r]
+    if failed:
+        rep.bullets(f"{r['model']}, {r['workers']} workers: {r['error'][:80]}" for r in failed)
+    return rep, _plotter(summary)
+
+
+def _plotter(summary):
+    def plot(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        for i, (corpus, model) in enumerate(sorted({key[:2] for key in summary})):
+            keys = sorted(
+                (k for k in summary if k[:2] == (corpus, model)), key=lambda k: (k[2], k[3] or "")
+            )
+            ax.plot(
+                [summary[k][0] for k in keys],
+                [summary[k][2] for k in keys],
+                "o-",
+                color=f"C{i}",
+                label=f"{LABELS[model]} ({corpus})",
+            )
+            for k in keys:
+                text = "1 worker" if k[3] is None else f"{k[2]} x, lr x {k[3]}"
+                ax.annotate(text, (summary[k][0], summary[k][2]), fontsize=7)
+        ax.set(xlabel="fit (s)", ylabel="hold-out accuracy", title="accuracy against fit time")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+
+    return plot
