@@ -9,8 +9,9 @@ process's threads (today's fit), and once over ``k`` workers for each
 learning-rate factor of the size (``lr`` times 1, ``sqrt(k)``, ``k``: the
 rules of the large-batch literature). The report gives, per configuration,
 the mean hold-out accuracy with its spread over the seeds, the epochs
-trained and the fit's seconds; the rule chosen is the factor of best mean
-hold-out accuracy.
+trained and the fit's seconds, and marks the rule of best mean hold-out
+accuracy ("best"); the user guide's Scaling out page says which rule the
+package follows, and why.
 """
 
 import math
@@ -169,7 +170,7 @@ def render(payload):
                 workers,
                 "lr (default)"
                 if rule is None
-                else f"lr x {rule}" + (" (chosen)" if picks.get(key[:2]) == rule else ""),
+                else f"lr x {rule}" + (" (best)" if picks.get(key[:2]) == rule else ""),
                 f"{epochs:.1f}",
                 f"{sec:.1f}",
                 f"{base[0] / sec:.2f}x" if base else "",
@@ -202,16 +203,19 @@ def _plotter(summary):
             keys = sorted(
                 (k for k in summary if k[:2] == (corpus, model)), key=lambda k: (k[2], k[3] or "")
             )
-            ax.plot(
+            ax.errorbar(
                 [summary[k][0] for k in keys],
                 [summary[k][2] for k in keys],
-                "o-",
+                yerr=[summary[k][3] / 2 for k in keys],
+                fmt="o",
+                capsize=3,
                 color=f"C{i}",
-                label=f"{LABELS[model]} ({corpus})",
+                label=f"{LABELS[model]} ({corpus}), ± half the seeds' range",
             )
             for k in keys:
                 text = "1 worker" if k[3] is None else f"{k[2]} x, lr x {k[3]}"
-                ax.annotate(text, (summary[k][0], summary[k][2]), fontsize=7)
+                point = (summary[k][0], summary[k][2])
+                ax.annotate(text, point, xytext=(5, 5), textcoords="offset points", fontsize=8)
         ax.set(xlabel="fit (s)", ylabel="hold-out accuracy", title="accuracy against fit time")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)

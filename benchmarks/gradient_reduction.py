@@ -1,7 +1,8 @@
 """What the gradients' reduction costs data-parallel training: two workers with and without it.
 
-``python -m benchmarks.gradient_reduction [--model lama] [--rounds 2]`` fits
-the model's classifier at its defaults on MR's training split vectorised with
+``python -m benchmarks.gradient_reduction [--model lama] [--rounds 2] [--corpus mr]
+[--limit N]`` fits the model's classifier at its defaults on the corpus's training
+split (MR's by default; a stratified ``N`` of its documents) vectorised with
 the shipped GloVe (one epoch, no early stopping) over two workers, once as
 the package trains (the workers' gradients averaged at every step) and once
 with the averaging replaced by nothing (each worker then trains alone on its
@@ -38,20 +39,24 @@ def _timed_workers(estimator, X, y):
 def main(argv=None):
     import sklearn_lama
     from sklearn_lama import Word2VecVectorizer
-    from sklearn_lama.datasets import load_mr
     from sklearn_lama.training import _distributed
+
+    from ._data import head, load
 
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.gradient_reduction", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--model", choices=sorted(MODELS), default="lama")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--corpus", default="mr", help="a name or path of benchmarks/_data.py (default: mr)"
+    )
+    parser.add_argument("--limit", type=int, help="training documents (default: all)")
     args = parser.parse_args(argv)
-    X, y = load_mr(subset="train", return_X_y=True)
+    X, y, _, _ = load(args.corpus)
+    X, y = head(X, y, args.limit)
     sequences = Word2VecVectorizer().fit(X).transform(X)
     make = getattr(sklearn_lama, MODELS[args.model])
-    # The first optimizer of a process imports torch._dynamo: done here, before forking.
-    make(max_epochs=1, early_stopping=False).fit(sequences[::50], y[::50])
     averaging = _distributed.Workers.average_gradients
     for round_ in range(args.rounds):
         for label, average in (("averaged", averaging), ("not averaged", None)):

@@ -153,7 +153,8 @@ def render(payload):
     overrides = dict(cfg.get("overrides", {}))
     epochs = overrides.pop("max_epochs", cfg["max_epochs"])
     rep.text(
-        f"The default pipelines fitted for {epochs} epochs (no early stopping) on "
+        f"The default pipelines fitted for {epochs} epoch{'s' if epochs != 1 else ''} "
+        "(no early stopping) on "
         f"80 % of {cfg['train_limit'] or 'all'} training documents, scored on the other 20 % "
         f"of the training split (never the test split); each fit a fresh process given "
         f"{cfg['threads']} cores, one after another; seeds {cfg['seeds']}. Speed-up: over "

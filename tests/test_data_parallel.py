@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from sklearn.model_selection import GridSearchCV
 from skorch.callbacks import Callback
 
 from sklearn_lama import DuoTranslator, LAMAClassifier, load_weights
@@ -204,6 +205,21 @@ def test_the_translator_trains_over_workers():
     with time_limit(LIMIT):
         model = DuoTranslator(**{**BRIEF, "max_epochs": 2}, n_workers=2).fit(EN, FR)
     assert len(model.history_) == 2 and model.predict(EN[:2]).shape == (2,)
+
+
+def test_a_search_over_loky_processes_trains_each_fit_over_workers():
+    # Each of the search's loky processes forks the workers of its fits; one
+    # torch thread everywhere, so that both searches run the same kernels.
+    search = {"estimator": _lama(n_workers=2, torch_threads=1, batch_size=8, max_epochs=2)}
+    search.update(param_grid={"lr": [1e-3, 1e-2]}, cv=2)
+    with time_limit(LIMIT):
+        parallel = GridSearchCV(**search, n_jobs=2).fit(IDS, Y)
+    sequential = GridSearchCV(**search, n_jobs=1).fit(IDS, Y)
+    assert_identical(
+        parallel.cv_results_["mean_test_score"],
+        sequential.cv_results_["mean_test_score"],
+        why=Exact.SAME_CALL,
+    )
 
 
 def test_workers_are_refused_what_they_cannot_do():
