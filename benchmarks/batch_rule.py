@@ -20,6 +20,7 @@ from ._data import corpus_name
 from ._harness import run_cell
 from ._models import LABELS, OURS
 from ._report import Report
+from .workers import fit_on_hold_out, report_failures
 
 NAME = "batch-rule"
 OPTIONS = {
@@ -44,31 +45,11 @@ FACTORS = {"1": lambda k: 1.0, "sqrt(k)": math.sqrt, "k": float}
 
 def cell(model, corpus, train_limit, n_workers, factor, seed):
     """Fit ``model`` over ``n_workers`` workers at ``lr`` times ``factor`` (child process)."""
-    import time
-
-    import numpy as np
-    from sklearn.model_selection import train_test_split
-
-    from ._data import head, load
     from ._models import make
 
-    X, y, _, _ = load(corpus)
-    X, y = head(X, y, train_limit)
-    X_fit, X_hold, y_fit, y_hold = train_test_split(
-        X, y, test_size=0.2, stratify=y, random_state=seed
-    )
-    pipe = make(model, seed=seed, n_workers=n_workers)
-    step, estimator = pipe.steps[-1]
-    pipe.set_params(**{f"{step}__lr": estimator.lr * factor})
-    start = time.perf_counter()
-    pipe.fit(X_fit, y_fit)
-    seconds = time.perf_counter() - start
-    return {
-        "seconds": seconds,
-        "accuracy": float(np.mean(pipe.predict(X_hold) == np.asarray(y_hold))),
-        "epochs": int(pipe[-1].n_epochs_),
-        "n_fit": len(X_fit),
-    }
+    lr = make(model)[-1].lr * factor
+    pipe, result = fit_on_hold_out(model, corpus, train_limit, seed, n_workers=n_workers, lr=lr)
+    return {**result, "epochs": int(pipe[-1].n_epochs_)}
 
 
 def _configs(cfg):
@@ -190,9 +171,7 @@ def render(payload):
         ],
         table,
     )
-    failed = [r for r in rows if "error" in r]
-    if failed:
-        rep.bullets(f"{r['model']}, {r['workers']} workers: {r['error'][:80]}" for r in failed)
+    report_failures(rep, rows)
     return rep, _plotter(summary)
 
 

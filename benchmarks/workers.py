@@ -45,8 +45,11 @@ SIZES = {
 }
 
 
-def cell(model, corpus, train_limit, max_epochs, n_workers, torch_threads, seed, overrides):
-    """Fit ``model`` over ``n_workers`` workers; seconds and hold-out accuracy (child process)."""
+def fit_on_hold_out(model, corpus, train_limit, seed, **params):
+    """Fit ``model`` with ``params`` on 80 % of the training split, score it on the rest.
+
+    Returns the pipeline and ``{"seconds", "accuracy", "n_fit"}`` (in a child process).
+    """
     import time
 
     import numpy as np
@@ -60,18 +63,27 @@ def cell(model, corpus, train_limit, max_epochs, n_workers, torch_threads, seed,
     X_fit, X_hold, y_fit, y_hold = train_test_split(
         X, y, test_size=0.2, stratify=y, random_state=seed
     )
-    params = {"max_epochs": max_epochs, "early_stopping": False, "n_workers": n_workers}
-    if torch_threads is not None:
-        params["torch_threads"] = torch_threads
-    pipe = make(model, seed=seed, **{**params, **overrides})
+    pipe = make(model, seed=seed, **params)
     start = time.perf_counter()
     pipe.fit(X_fit, y_fit)
     seconds = time.perf_counter() - start
-    return {
-        "seconds": seconds,
-        "accuracy": float(np.mean(pipe.predict(X_hold) == np.asarray(y_hold))),
-        "n_fit": len(X_fit),
-    }
+    accuracy = float(np.mean(pipe.predict(X_hold) == np.asarray(y_hold)))
+    return pipe, {"seconds": seconds, "accuracy": accuracy, "n_fit": len(X_fit)}
+
+
+def cell(model, corpus, train_limit, max_epochs, n_workers, torch_threads, seed, overrides):
+    """Fit ``model`` over ``n_workers`` workers; seconds and hold-out accuracy (child process)."""
+    params = {"max_epochs": max_epochs, "early_stopping": False, "n_workers": n_workers}
+    if torch_threads is not None:
+        params["torch_threads"] = torch_threads
+    return fit_on_hold_out(model, corpus, train_limit, seed, **{**params, **overrides})[1]
+
+
+def report_failures(rep, rows):
+    """Add to ``rep`` a bullet for each of ``rows`` whose fit failed."""
+    failed = [r for r in rows if "error" in r]
+    if failed:
+        rep.bullets(f"{r['model']}, {r['workers']} workers: {r['error'][:80]}" for r in failed)
 
 
 def run(cfg, threads, corpora, log):
@@ -190,9 +202,7 @@ def render(payload):
         ],
         table,
     )
-    failed = [r for r in rows if "error" in r]
-    if failed:
-        rep.bullets(f"{r['model']}, {r['workers']} workers: {r['error'][:80]}" for r in failed)
+    report_failures(rep, rows)
     return rep, _plotter(summary)
 
 
