@@ -65,31 +65,69 @@ def _per_document_gradients(clf, X, y):
     return {name: value / len(X) for name, value in sums.items()}
 
 
-def test_two_workers_at_half_the_batch_take_one_workers_step():
-    # One SGD step on all 16 documents: one worker's batch of 16, or two
-    # workers' 8 each with their gradients averaged. The two differ by the
-    # reassociation of the per-document gradients' mean and by the kernels
-    # that the batch's shape picks, chained through the network.
-    X, y = IDS[:16], Y[:16]
-    params = {"optimizer": "sgd", "lr": 0.5, "momentum": 0.0, "weight_decay": 0.0}
-    params["max_epochs"] = 1
-    with time_limit(LIMIT):
-        two = _lama(n_workers=2, batch_size=8, **params).fit(X, y)
-    one = _lama(batch_size=16, **params).fit(X, y)
-    start = _lama(batch_size=16, **{**params, "lr": 1e-30}).fit(X, y)
-    assert len(one.net_.history[-1, "batches"]) == len(two.net_.history[-1, "batches"]) == 1
+# One SGD step on 16 documents, every weight moved by it.
+STEP = {"optimizer": "sgd", "lr": 0.5, "momentum": 0.0, "weight_decay": 0.0, "max_epochs": 1}
+
+
+def _assert_one_step(other, X, y, device="cpu"):
+    """``other`` (trained as :data:`STEP` on ``X``, ``y``) holds one worker's step at batch 16.
+
+    The step of one worker runs on ``device``; the gradients that bound
+    the comparison are measured on the CPU.
+
+    The two differ at most by the reassociation of the per-document
+    gradients' mean and by the kernels that the batch's shape picks, chained
+    through the network, plus the rounding of each side's update
+    ``w - lr g`` to float32.
+    """
+    one = _lama(batch_size=16, device=device, **STEP).fit(X, y)
+    start = _lama(batch_size=16, **{**STEP, "lr": 1e-30}).fit(X, y)
+    assert len(one.net_.history[-1, "batches"]) == len(other.net_.history[-1, "batches"]) == 1
     g_abs = _per_document_gradients(start, X, y)
     width = IDS.shape[1]
     n_terms = max(16, 2 * 6 * 3, 8, start.net_.module_.lookups[0].embedding_dim)
     for name, w_one in one.net_.module_.state_dict().items():
-        w_two = two.net_.module_.state_dict()[name]
-        # Plus the rounding of each side's update ``w - lr g`` to float32.
+        w_other = other.net_.module_.state_dict()[name].cpu()
+        w_one = w_one.cpu()
         bound = 0.5 * chained_bound(g_abs[name].numpy(), n_terms, depth=2 * width + 8)
         bound = bound + 2 * U * np.abs(w_one.double().numpy())
-        assert_within(w_two.numpy(), w_one.numpy(), bound)
+        assert_within(w_other.numpy(), w_one.numpy(), bound)
     # The step did move the weights (the comparison can fail).
-    moved = one.net_.module_.state_dict()["core.classifier.3.weight"]
-    assert (moved - start.net_.module_.state_dict()["core.classifier.3.weight"]).abs().max() > 1e-3
+    key = "core.classifier.3.weight"
+    moved = one.net_.module_.state_dict()[key].cpu() - start.net_.module_.state_dict()[key]
+    assert moved.abs().max() > 1e-3
+
+
+def test_two_workers_at_half_the_batch_take_one_workers_step():
+    # One worker's batch of 16, or two workers' 8 each with their gradients averaged.
+    X, y = IDS[:16], Y[:16]
+    with time_limit(LIMIT):
+        two = _lama(n_workers=2, batch_size=8, **STEP).fit(X, y)
+    _assert_one_step(two, X, y)
+
+
+def test_a_group_of_one_process_trains_through_its_collectives(tmp_path, monkeypatch):
+    # torchrun --nproc-per-node=1 (on one GPU, the NCCL path): fit trains over
+    # the group of one, its gradients averaged by the group's collective.
+    import torch.distributed as dist
+
+    reduced = []
+    all_reduce = dist.all_reduce
+
+    def counted(*args, **kwargs):
+        reduced.append(1)
+        return all_reduce(*args, **kwargs)
+
+    monkeypatch.setattr(dist, "all_reduce", counted)
+    X, y = IDS[:16], Y[:16]
+    store = dist.FileStore(str(tmp_path / "store"), 1)
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    try:
+        grouped = _lama(batch_size=16, **STEP).fit(X, y)
+    finally:
+        dist.destroy_process_group()
+    assert reduced
+    _assert_one_step(grouped, X, y)
 
 
 class _Fake:
@@ -300,3 +338,46 @@ def test_two_torchrun_nodes_train_one_model(tmp_path):
     steps = np.load(tmp_path / "steps0.npy")
     single = _lama(batch_size=16, max_epochs=2).fit(IDS, Y)
     assert steps.tolist() == [len(e["batches"]) for e in single.net_.history]
+
+
+NCCL_SCRIPT = textwrap.dedent(
+    """
+    import os, pickle, sys
+    import torch, torch.distributed as dist
+    sys.path.insert(0, {root!r})
+    from tests.test_data_parallel import IDS, STEP, Y, _lama
+
+    reduced = []
+    all_reduce = dist.all_reduce
+
+    def counted(*args, **kwargs):
+        reduced.append(1)
+        return all_reduce(*args, **kwargs)
+
+    dist.all_reduce = counted
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    clf = _lama(batch_size=16, device="cuda", **STEP).fit(IDS[:16], Y[:16])
+    assert dist.get_backend() == "nccl" and reduced
+    with open(os.path.join({out!r}, "grouped.pkl"), "wb") as fh:
+        pickle.dump(clf, fh)
+    dist.destroy_process_group()
+    """
+)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_nccl_group_trains_one_workers_step(tmp_path):
+    # torchrun with one process on one GPU: the gradients go through NCCL's all_reduce.
+    import pickle
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = tmp_path / "train.py"
+    script.write_text(NCCL_SCRIPT.format(root=root, out=str(tmp_path)))
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command += ["--nproc-per-node=1", str(script)]
+    agent = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert agent.returncode == 0, (agent.stdout + agent.stderr)[-3000:]
+    with open(tmp_path / "grouped.pkl", "rb") as fh:
+        grouped = pickle.load(fh)
+    _assert_one_step(grouped, IDS[:16], Y[:16], device="cuda")

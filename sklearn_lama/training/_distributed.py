@@ -126,11 +126,12 @@ def check_workers(size, precision, n_rows, device, forked):
 def joined_workers():
     """The :class:`Workers` of the :mod:`torch.distributed` group this process belongs to.
 
-    ``None`` unless the caller initialised the default process group with
-    more than one process (e.g. a script started by ``torchrun`` that called
-    ``torch.distributed.init_process_group()``).
+    ``None`` unless the caller initialised the default process group (e.g.
+    a script started by ``torchrun`` that called
+    ``torch.distributed.init_process_group()``). A group of one process
+    trains through it too: the same collectives, on one GPU the NCCL path.
     """
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+    if not (dist.is_available() and dist.is_initialized()):
         return None
     return Workers(dist.get_rank(), dist.get_world_size())
 

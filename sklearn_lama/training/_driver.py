@@ -194,7 +194,7 @@ def train(
             net.partial_fit(X, y, epochs=epochs or config.max_epochs)
             return net
 
-        if n_workers == 1:
+        if joined is None and n_workers == 1:
             net = fit()
             return _result(net, net.interrupted_, _kept_epoch(net))
 
