@@ -7,9 +7,11 @@ epochs compared are the same work), once with one worker and the process's
 threads (``n_workers=1``, today's fit), once per worker count of the size
 with one thread per worker (``n_workers=k``: each worker's batch is the
 default ``batch_size``, one step sees ``k`` of them). Every fit runs in a
-fresh process given ``threads`` cores, one after another; the report gives
-seconds per fit, the speed-up over one worker and the hold-out accuracy
-(mean and spread over the seeds).
+fresh process given ``threads`` cores (the ``curve`` size: ``k`` workers
+given ``k`` cores, for ``k`` = 1, 2, 4, ... up to ``threads``), one after
+another; the report gives seconds per fit, the speed-up over one worker,
+the hold-out accuracy (mean and spread over the seeds) and the peak
+resident memory of each worker process.
 """
 
 from ._data import corpus_name
@@ -42,7 +44,25 @@ SIZES = {
         "seeds": [0, 1, 2],
         "overrides": {},
     },
+    # The cores curve (a machine of many cores): one epoch of 4,800 documents.
+    "curve": {
+        "train_limit": 6000,
+        "max_epochs": 1,
+        "workers": None,
+        "seeds": [0],
+        "overrides": {},
+    },
 }
+
+
+def curve(threads):
+    """``(n_workers, torch_threads, cores)`` of the cores curve on ``threads`` cores.
+
+    Today's fit on every core, then ``k`` one-thread workers on ``k`` cores
+    for ``k`` = 1, 2, 4, ... up to ``threads``.
+    """
+    counts = [k for k in (1, 2, 4, 8, 16, 32, 64, 128) if k <= threads]
+    return [[1, None, None]] + [[k, None, k] for k in counts]
 
 
 def fit_on_hold_out(model, corpus, train_limit, seed, **params):
@@ -72,11 +92,25 @@ def fit_on_hold_out(model, corpus, train_limit, seed, **params):
 
 
 def cell(model, corpus, train_limit, max_epochs, n_workers, torch_threads, seed, overrides):
-    """Fit ``model`` over ``n_workers`` workers; seconds and hold-out accuracy (child process)."""
+    """Fit ``model`` over ``n_workers`` workers (child process).
+
+    Seconds, hold-out accuracy and the peak resident memory (MiB) of one
+    worker: this process's with one worker, the largest forked worker's
+    with several (the kernel's count, which includes the pages a worker
+    shares with this process).
+    """
+    import resource
+
+    from ._harness import peak_rss_mib
+
     params = {"max_epochs": max_epochs, "early_stopping": False, "n_workers": n_workers}
     if torch_threads is not None:
         params["torch_threads"] = torch_threads
-    return fit_on_hold_out(model, corpus, train_limit, seed, **{**params, **overrides})[1]
+    result = fit_on_hold_out(model, corpus, train_limit, seed, **{**params, **overrides})[1]
+    if n_workers == 1:
+        return dict(result, worker_peak_mib=peak_rss_mib())
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0  # KiB on Linux
+    return dict(result, worker_peak_mib=children)
 
 
 def report_failures(rep, rows):
@@ -91,7 +125,8 @@ def run(cfg, threads, corpora, log):
     for corpus in corpora or CORPORA:
         for model in cfg.get("models", MODELS):
             for seed in cfg["seeds"]:
-                for k, torch_threads in cfg["workers"]:
+                for k, torch_threads, *cores in cfg["workers"] or curve(threads):
+                    cores = (cores or [None])[0] or threads
                     kwargs = dict(
                         model=model,
                         corpus=corpus,
@@ -102,17 +137,19 @@ def run(cfg, threads, corpora, log):
                         seed=seed,
                         overrides=cfg.get("overrides", {}),
                     )
-                    r = run_cell("benchmarks.workers:cell", threads, kwargs)
+                    r = run_cell("benchmarks.workers:cell", cores, kwargs)
                     r.update(
                         model=model,
                         corpus=corpus_name(corpus),
                         seed=seed,
                         workers=k,
+                        cores=cores,
                         # "torch_threads" is the harness's: the threads the process started with.
                         torch_threads_parameter=torch_threads,
                     )
                     log(
-                        f"{corpus} {model} seed {seed} workers {k} threads {torch_threads}: "
+                        f"{corpus} {model} seed {seed} workers {k} threads {torch_threads} "
+                        f"cores {cores}: "
                         + (
                             f"{r['seconds']:.1f} s, accuracy {r['accuracy']:.4f}"
                             if "error" not in r
@@ -121,73 +158,94 @@ def run(cfg, threads, corpora, log):
                     )
                     rows.append(r)
     names = sorted({corpus_name(c) for c in corpora or CORPORA})
-    name = NAME if names == list(CORPORA) else "-".join([NAME, *names])
+    tags = [*(["curve"] if not cfg["workers"] else []), *(names if names != list(CORPORA) else [])]
+    name = "-".join([NAME, *tags])
     return {"name": name, "config": {**cfg, "threads": threads}, "results": rows}
 
 
-def _key(row):
-    """``(corpus, model, workers, torch_threads)`` of a row (``None``: the default threads)."""
-    return (
-        corpus_name(row["corpus"]),
-        row["model"],
-        row["workers"],
-        row.get("torch_threads_parameter"),
-    )
+def _key(row, threads):
+    """``(corpus, model, workers, cores, threads per worker)`` of a row.
+
+    ``threads``: the cores of a row that names none (results of earlier runs).
+    """
+    cores = row.get("cores") or threads
+    torch_threads = row.get("torch_threads_parameter") or max(cores // row["workers"], 1)
+    return (corpus_name(row["corpus"]), row["model"], row["workers"], cores, torch_threads)
 
 
-def _summary(rows):
-    """``{key: (mean s, mean accuracy, accuracy range)}``, keys as :func:`_key`'s."""
+def _summary(rows, threads):
+    """``{key: (mean s, mean accuracy, accuracy range, peak MiB)}``, keys as :func:`_key`'s."""
     import numpy as np
 
+    done = [r for r in rows if "error" not in r]
     out = {}
-    for key in {_key(r) for r in rows if "error" not in r}:
-        done = [r for r in rows if "error" not in r and _key(r) == key]
-        accuracy = [r["accuracy"] for r in done]
+    for key in {_key(r, threads) for r in done}:
+        same = [r for r in done if _key(r, threads) == key]
+        accuracy = [r["accuracy"] for r in same]
+        peaks = [r["worker_peak_mib"] for r in same if "worker_peak_mib" in r]
         out[key] = (
-            float(np.mean([r["seconds"] for r in done])),
+            float(np.mean([r["seconds"] for r in same])),
             float(np.mean(accuracy)),
             float(np.ptp(accuracy)),
+            max(peaks) if peaks else None,
         )
     return out
 
 
-def _threads(workers, torch_threads, cores):
-    """The torch threads of each worker, as the table says it."""
-    if torch_threads is None:
-        return f"{max(cores // workers, 1)} (default)"
-    return str(torch_threads)
+def _order(key):
+    """Table order: by workers, then the most cores and threads first."""
+    return (*key[:3], -key[3], -key[4])
+
+
+def _bases(summary, key, threads):
+    """The fit seconds of one worker on every core (today's fit) and on one thread."""
+    corpus, model = key[:2]
+    today = summary.get((corpus, model, 1, threads, threads))
+    one = [v for k, v in summary.items() if k[:3] == (corpus, model, 1) and k[4] == 1]
+    return (today[0] if today else None), (one[0][0] if one else None)
 
 
 def render(payload):
     """The report and plot of a :func:`run` result (also of one read back from JSON)."""
     cfg, rows = payload["config"], payload["results"]
+    threads = cfg["threads"]
     rep = Report(payload["name"], "Data-parallel training: one and several workers")
     overrides = dict(cfg.get("overrides", {}))
     epochs = overrides.pop("max_epochs", cfg["max_epochs"])
+    given = (
+        f"{threads} cores"
+        if cfg["workers"]
+        else f"as many cores as workers (one worker also on all {threads} cores: today's fit)"
+    )
     rep.text(
         f"The default pipelines fitted for {epochs} epoch{'s' if epochs != 1 else ''} "
         "(no early stopping) on "
         f"80 % of {cfg['train_limit'] or 'all'} training documents, scored on the other 20 % "
         f"of the training split (never the test split); each fit a fresh process given "
-        f"{cfg['threads']} cores, one after another; seeds {cfg['seeds']}. Speed-up: over "
-        "one worker with the default threads (today's fit)."
+        f"{given}, one after another; seeds {cfg['seeds']}. Speed-up: over one worker with "
+        "the default threads (today's fit) and over one worker on one thread. Peak memory: "
+        "the resident set of one worker process (with several, the largest; it counts the "
+        "pages a forked worker shares with its parent)."
         + (f" Parameters set: {overrides}." if overrides else "")
     )
-    summary = _summary(rows)
+    summary = _summary(rows, threads)
     table = []
-    for key in sorted(summary, key=lambda k: (*k[:3], k[3] or 0)):
-        corpus, model, workers, torch_threads = key
-        sec, acc, spread = summary[key]
-        base = summary.get((corpus, model, 1, None))
+    for key in sorted(summary, key=_order):
+        corpus, model, workers, cores, torch_threads = key
+        sec, acc, spread, peak = summary[key]
+        today, one = _bases(summary, key, threads)
         table.append(
             [
                 corpus,
                 LABELS[model],
                 workers,
-                _threads(workers, torch_threads, cfg["threads"]),
+                cores,
+                torch_threads,
                 f"{sec:.1f}",
-                f"{base[0] / sec:.2f}x" if base else "",
+                f"{today / sec:.2f}x" if today else "",
+                f"{one / sec:.2f}x" if one else "",
                 f"{acc:.4f} (±{spread / 2:.4f})",
+                f"{peak:,.0f}" if peak else "n/a",
             ]
         )
     rep.table(
@@ -195,36 +253,64 @@ def render(payload):
             "corpus",
             "model",
             "workers",
+            "cores",
             "threads per worker",
             "fit (s)",
             "speed-up",
+            "over one thread",
             "hold-out accuracy (±half range)",
+            "peak MiB per worker",
         ],
         table,
     )
     report_failures(rep, rows)
-    return rep, _plotter(summary)
+    return rep, _plotter(summary, threads)
 
 
-def _plotter(summary):
+def _plotter(summary, threads):
     def plot(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        configs = sorted({key[2:] for key in summary}, key=lambda c: (c[0], c[1] or 0))
-        labels = [f"{k} x {t or 'default'}" for k, t in configs]
+        configs = sorted({key[2:] for key in summary}, key=lambda c: (c[0], -c[1], -c[2]))
         models = sorted({key[1] for key in summary})
+        ax = fig.add_subplot(1, 2, 1)
         width = 0.8 / len(models)
         for i, model in enumerate(models):
-            keys = [next(k for k in summary if k[1] == model and k[2:] == c) for c in configs]
+            keys = [k for c in configs for k in summary if k[1] == model and k[2:] == c]
             ax.bar(
-                [x + i * width for x in range(len(configs))],
+                [configs.index(k[2:]) + i * width for k in keys],
                 [summary[k][0] for k in keys],
                 width,
                 label=LABELS[model],
                 color=f"C{i}",
             )
+        labels = [f"{k}w {c}c {t}t" for k, c, t in configs]
         ax.set_xticks([x + width * (len(models) - 1) / 2 for x in range(len(configs))], labels)
-        ax.set(xlabel="workers x torch threads each", ylabel="fit (s)", title="fit time")
+        ax.tick_params(axis="x", labelrotation=45, labelsize=7)
+        ax.set(xlabel="workers, cores, threads each", ylabel="fit (s)", title="fit time")
         ax.grid(True, alpha=0.3, axis="y")
+        ax.legend(fontsize=8)
+        ax = fig.add_subplot(1, 2, 2)
+        top = 1
+        for i, model in enumerate(models):
+            keys = sorted(k for k in summary if k[1] == model and k[4] == 1)
+            _, one = _bases(summary, keys[0], threads) if keys else (None, None)
+            if not one:
+                continue
+            counts = [k[2] for k in keys]
+            top = max(top, *counts)
+            ax.plot(
+                counts,
+                [one / summary[k][0] for k in keys],
+                "o-",
+                color=f"C{i}",
+                label=LABELS[model],
+            )
+        ax.plot([1, top], [1, top], "k--", lw=0.8, label="linear")
+        ax.set(
+            xlabel="one-thread workers",
+            ylabel="speed-up over one thread",
+            title="throughput of one-thread workers",
+        )
+        ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
 
     return plot
