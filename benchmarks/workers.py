@@ -44,9 +44,9 @@ SIZES = {
         "seeds": [0, 1, 2],
         "overrides": {},
     },
-    # The cores curve (a machine of many cores): one epoch of 4,800 documents.
+    # The cores curve (a machine of many cores): one epoch of 4,000 documents.
     "curve": {
-        "train_limit": 6000,
+        "train_limit": 5000,
         "max_epochs": 1,
         "workers": None,
         "seeds": [0],
