@@ -381,3 +381,32 @@ def test_cuda_nccl_group_trains_one_workers_step(tmp_path):
     with open(tmp_path / "grouped.pkl", "rb") as fh:
         grouped = pickle.load(fh)
     _assert_one_step(grouped, IDS[:16], Y[:16], device="cuda")
+
+
+def test_adam_on_the_cpu_leaves_cuda_alone(monkeypatch):
+    # torch's Adam asks the accelerator whether a CUDA graph is being captured at
+    # every step, initialising CUDA: a worker forked after the caller used CUDA fails.
+    from sklearn_lama.training._parameters import Adam
+
+    def queried(*args, **kwargs):
+        raise AssertionError("the step queried CUDA")
+
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_available", queried)
+    if hasattr(torch, "accelerator"):  # torch >= 2.6
+        monkeypatch.setattr(torch.accelerator, "current_accelerator", queried, raising=False)
+    weight = torch.nn.Parameter(torch.ones(3))
+    weight.grad = torch.ones(3)
+    Adam([weight], lr=0.1).step()
+    assert torch.all(weight < 1)
+    with pytest.raises(AssertionError, match="queried CUDA"):
+        torch.optim.Adam([weight], lr=0.1).step()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cpu_workers_fork_from_a_process_that_used_cuda():
+    # Forked workers inherit a CUDA context they cannot use: a CPU fit must not touch it.
+    torch.zeros(1, device="cuda").sum().item()
+    with time_limit(LIMIT):
+        clf = _lama(n_workers=2, batch_size=8, max_epochs=2).fit(IDS, Y)
+    assert len(clf.net_.history) == 2

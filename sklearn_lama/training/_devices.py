@@ -15,16 +15,17 @@ def check_device(device):
         raise ValueError(
             f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or a torch.device, got {device!r}."
         ) from None
+    # Only the device asked for is queried: asking CUDA initialises it in this process.
     available = {
-        "cpu": True,
-        "cuda": torch.cuda.is_available(),
-        "mps": torch.backends.mps.is_available(),
+        "cpu": lambda: True,
+        "cuda": torch.cuda.is_available,
+        "mps": torch.backends.mps.is_available,
     }
     if resolved.type not in available:
         raise ValueError(
             f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or a torch.device, got {device!r}."
         )
-    if not available[resolved.type]:
+    if not available[resolved.type]():
         check = (
             "torch.cuda.is_available()"
             if resolved.type == "cuda"

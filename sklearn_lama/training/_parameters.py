@@ -14,6 +14,7 @@ import torch
 from ..utils._sklearn_compat import Interval, StrOptions
 
 __all__ = [
+    "Adam",
     "INFERENCE_BATCH",
     "OPTIMIZERS",
     "PRECISIONS",
@@ -21,7 +22,37 @@ __all__ = [
 ]
 
 
-OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}
+def _host_checked(name):
+    """torch Adam's graph-capture check ``name``, skipped when every parameter is on the CPU."""
+    check = getattr(torch.optim.Adam, name)
+
+    def guarded(self):
+        if any(p.device.type != "cpu" for group in self.param_groups for p in group["params"]):
+            check(self)
+
+    return guarded
+
+
+class Adam(torch.optim.Adam):
+    """torch's Adam, whose step leaves CUDA alone when every parameter is on the CPU.
+
+    At every step torch's Adam asks whether a CUDA graph is being captured,
+    which initialises CUDA on a machine that has it, for CPU parameters too:
+    every CPU fit would hold a CUDA context, and a training worker forked
+    from a process that had used CUDA (``n_workers``) would fail at its
+    first step. No CPU step can be captured, so the check is skipped there;
+    the update is torch's.
+    """
+
+
+# The check under its older name and its newer one, whichever this torch has.
+for _name in ("_cuda_graph_capture_health_check", "_accelerator_graph_capture_health_check"):
+    if hasattr(torch.optim.Adam, _name):
+        setattr(Adam, _name, _host_checked(_name))
+del _name
+
+
+OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": Adam}
 
 
 INFERENCE_BATCH = 256

@@ -19,6 +19,7 @@ from torch.optim.lr_scheduler import LambdaLR
 from ..text._sequences import PAD_ID
 from ._batching import BatchBudget
 from ._net import NetMixin, net_params
+from ._parameters import Adam
 
 __all__ = [
     "Perplexity",
@@ -123,7 +124,7 @@ def make_translation_net(module, config, split, callbacks, device, *, label_smoo
         criterion=torch.nn.CrossEntropyLoss,
         criterion__ignore_index=PAD_ID,
         criterion__label_smoothing=label_smoothing,
-        optimizer=torch.optim.Adam,
+        optimizer=Adam,
         optimizer__betas=(0.9, 0.98),
         optimizer__eps=1e-9,
         # Batches are bounded by their tokens; a pair has at least one.
