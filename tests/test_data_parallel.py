@@ -403,10 +403,42 @@ def test_adam_on_the_cpu_leaves_cuda_alone(monkeypatch):
         torch.optim.Adam([weight], lr=0.1).step()
 
 
+def _exit_failing():
+    os._exit(1)
+
+
+def _never_ending():
+    import time
+
+    while True:
+        time.sleep(1)
+
+
+@pytest.mark.parametrize("child", [_exit_failing, _never_ending])
+def test_a_process_whose_forks_cannot_train_is_refused_before_the_workers(child, monkeypatch):
+    # Where a forked child cannot run a backward pass (a process that used CUDA), the
+    # fit is refused in the user's terms before any worker starts; a hung check ends.
+    from sklearn_lama.training import _distributed
+
+    monkeypatch.setattr(_distributed, "_backward_and_exit", child)
+    monkeypatch.setattr(_distributed, "FORK_CHECK_TIMEOUT", 2)
+    started = []
+    monkeypatch.setattr(_distributed, "_supervise", lambda *args: started.append(args))
+    with time_limit(30), pytest.raises(ValueError, match="n_workers=2 forks this process"):
+        _lama(n_workers=2).fit(IDS, Y)
+    assert not started
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cpu_workers_fork_from_a_process_that_used_cuda():
-    # Forked workers inherit a CUDA context they cannot use: a CPU fit must not touch it.
-    torch.zeros(1, device="cuda").sum().item()
+    # A CPU fit over forked workers, after this process trained on the GPU: torch
+    # trains in the forks, or the fit is refused in the user's terms, never a
+    # worker's CUDA error.
+    _lama(batch_size=8, max_epochs=1, device="cuda").fit(IDS, Y)
     with time_limit(LIMIT):
-        clf = _lama(n_workers=2, batch_size=8, max_epochs=2).fit(IDS, Y)
-    assert len(clf.net_.history) == 2
+        try:
+            clf = _lama(n_workers=2, batch_size=8, max_epochs=2).fit(IDS, Y)
+        except ValueError as exc:
+            assert "Autograd and Fork" in str(exc)
+        else:
+            assert len(clf.net_.history) == 2

@@ -36,6 +36,9 @@ __all__ = ["WorkerError", "Workers", "check_workers", "joined_workers", "run_wor
 #: dies is noticed at once by the process that started it (:func:`run_workers`).
 COLLECTIVE_TIMEOUT = datetime.timedelta(minutes=30)
 
+#: Seconds the check that torch trains in a forked process (:func:`check_fork`) waits.
+FORK_CHECK_TIMEOUT = 60
+
 
 class WorkerError(RuntimeError):
     """A training worker failed: it raised (the message holds its traceback) or died."""
@@ -171,6 +174,8 @@ def run_workers(size, work, threads, group=True):
             "with torchrun (see the user guide's Scaling out page)."
         )
     context = multiprocessing.get_context("fork")
+    if group:
+        check_fork(context, size)
     with tempfile.TemporaryDirectory(prefix="sklearn_lama-workers-") as folder:
         store = os.path.join(folder, "store")
         processes, readers = [], []
@@ -193,6 +198,45 @@ def run_workers(size, work, threads, group=True):
                     process.kill()
             for process in processes:
                 process.join()
+
+
+def check_fork(context, size):
+    """Refuse ``size`` training workers forked from this process where torch cannot train in them.
+
+    torch cannot run a backward pass in a process forked from one that has
+    used CUDA or started autograd's GPU threads (any backward pass on a
+    machine with a GPU): see PyTorch's "Autograd and Fork". One child forked
+    by ``context`` runs a backward pass of one element first; it fails, dies
+    or outlasts :data:`FORK_CHECK_TIMEOUT` and the fit is refused, before
+    any work.
+    """
+    child = context.Process(target=_backward_and_exit, daemon=True)
+    child.start()
+    child.join(FORK_CHECK_TIMEOUT)
+    if child.is_alive():
+        child.kill()
+        child.join()
+    if child.exitcode != 0:
+        raise ValueError(
+            f"n_workers={size} forks this process, but torch cannot train in a process "
+            "forked from this one: it has used CUDA, or trained, on a machine with a GPU "
+            "(PyTorch's 'Autograd and Fork'). Fit over workers in a fresh Python process, "
+            "before any other training, start one process per worker with torchrun (see "
+            "the user guide's Scaling out page), or set n_workers=1."
+        )
+
+
+def _backward_and_exit():
+    """A forked child's check: a backward pass of one element, then exit 0 (1 if it raised)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    code = 1
+    try:
+        torch.set_num_threads(1)
+        x = torch.ones(1, requires_grad=True)
+        (2 * x).sum().backward()
+        code = 0 if float(x.grad) == 2.0 else 1
+    finally:
+        os._exit(code)
 
 
 def _supervise(processes, readers):
