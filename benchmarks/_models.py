@@ -9,10 +9,11 @@ OURS_CORPUS = tuple(m + CORPUS_SUFFIX for m in OURS)
 # The same pipelines on the full GloVe 6B 50d (the `glove` extra): "lama-glove", ...
 GLOVE_SUFFIX = "-glove"
 OURS_GLOVE = tuple(m + GLOVE_SUFFIX for m in OURS)
-PEERS = ("tfidf_lr", "fasttext")
+PEERS = ("tfidf_lr", "fasttext", "nbsvm")
 SHORT = {
     "tfidf_lr": "TF-IDF+LR",
     "fasttext": "fastText",
+    "nbsvm": "NBSVM",
     "lama": "LAMA",
     "fcsr": "FCSR",
     "duo": "Duo",
@@ -26,6 +27,7 @@ SHORT = {
 LABELS = {
     "tfidf_lr": "TF-IDF + LogisticRegression (tuned)",
     "fasttext": "fastText (tuned)",
+    "nbsvm": "NBSVM-bi (Wang & Manning's settings)",
     "lama": "GloVe 50 + LAMAClassifier",
     "fcsr": "GloVe 50 + FCSRClassifier",
     "duo": "GloVe 50 + DuoClassifier",
@@ -82,7 +84,8 @@ def make(name, threads=1, seed=0, **overrides):
 
     The definitions are the main job's (``python -m sklearn_lama``): the peers
     use the settings of the project's reference measurements (its dataset
-    notes). ``overrides`` go to our classifiers only; ``seed`` seeds every
+    notes); NBSVM, which the main job does not run, the settings of its
+    paper. ``overrides`` go to our classifiers only; ``seed`` seeds every
     step. A name of :data:`OURS_CORPUS` is the pipeline on corpus word2vec,
     one of :data:`OURS_GLOVE` the pipeline on the full GloVe 6B 50d table.
     """
@@ -97,6 +100,10 @@ def make(name, threads=1, seed=0, **overrides):
         return tfidf_logistic_regression()
     if name == "fasttext":
         return FastTextClassifier(thread=threads, seed=seed)
+    if name == "nbsvm":
+        from ._baselines import NBSVM
+
+        return NBSVM(random_state=seed)
     if name in OURS_GLOVE:
         return default_pipeline(
             name[: -len(GLOVE_SUFFIX)], random_state=seed, pretrained=GLOVE, **overrides

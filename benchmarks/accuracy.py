@@ -30,7 +30,8 @@ NAME = "accuracy"
 OPTIONS = {
     "threads": "torch/BLAS threads of every fit",
     "corpus": "default: r8 and mr; other corpora write accuracy-<corpus>",
-    "model": "among tfidf_lr, fasttext, lama, fcsr, duo, lama-corpus, fcsr-corpus, duo-corpus, "
+    "model": "among tfidf_lr, fasttext, nbsvm, lama, fcsr, duo, lama-corpus, fcsr-corpus, "
+    "duo-corpus, "
     "lama-glove, fcsr-glove, duo-glove (default: the peers and the default pipelines)",
     "set": "a parameter of our classifiers in every pipeline, over the size's settings",
     "jobs": "fits at a time (default: the size's)",
@@ -54,10 +55,16 @@ SIZES = {
     },
 }
 DEFAULT_CORPORA = ["r8", "mr"]
+NBSVM_SETTINGS = (
+    "NBSVM-bi with the settings of its paper (Wang & Manning, 2012): binarised word uni- and "
+    "bigrams, Naive Bayes log-count ratios with alpha = 1, a linear SVM with C = 1, its weights "
+    "interpolated with beta = 0.25."
+)
 OURS = DEFAULTS + OURS_CORPUS + OURS_GLOVE
 LABELS = {
     "tfidf_lr": "TF-IDF + LR (tuned)",
     "fasttext": "fastText (tuned)",
+    "nbsvm": "NBSVM-bi",
     "lama": "LAMA",
     "fcsr": "FCSR",
     "duo": "Duo",
@@ -178,8 +185,11 @@ def run(cfg, threads, corpora, log):
     for kwargs, r in zip(cells, rows):
         r.update({k: kwargs[k] for k in ("model", "seed", "previous")})
         r.update(corpus=corpus_name(kwargs["corpus"]))
-    # A run on other corpora than the default ones does not overwrite their results.
+    # A run on other corpora than the default ones, or of the peers alone, does not
+    # overwrite the results of the default run.
     others = [] if corpora == DEFAULT_CORPORA else [corpus_name(c) for c in corpora]
+    if set(models) <= set(PEERS):
+        others.append("peers")
     name = "-".join([NAME, *others])
     return {
         "name": name,
@@ -233,6 +243,8 @@ def render(payload):
     rep.text(
         __doc__.split("\n\n", 1)[1].replace("\n", " ") if now else PIPELINES_BEFORE_GLOVE_DEFAULT
     )
+    if any(r["model"] == "nbsvm" for r in payload["results"]):
+        rep.text(NBSVM_SETTINGS)
     if cfg.get("note"):
         rep.text(cfg["note"])
     if cfg["train_limit"] is not None:

@@ -47,3 +47,43 @@ def test_parameters_do_not_depend_on_heads():
 def test_heads_must_divide_width():
     with pytest.raises(ValueError, match="must divide"):
         TransformerEncoderClassifier(10, 2, n_heads=3)
+
+
+TEXTS = ["good fun film", "good acting", "not good", "bad plot", "bad and dull", "dull film"]
+LABELS = ["pos", "pos", "neg", "neg", "neg", "pos"]
+
+
+def test_nbsvm_ratios_are_the_naive_bayes_log_count_ratios():
+    import numpy as np
+
+    from benchmarks._baselines import NBSVM
+
+    model = NBSVM(ngram_range=(1, 1), alpha=1.0).fit(TEXTS, LABELS)
+    words = model.vectorizer_.get_feature_names_out().tolist()
+    pos = np.array(LABELS) == "pos"  # the second class, against the first
+    held = np.array([[w in t.split() for w in words] for t in TEXTS], dtype=float)
+    p, q = 1 + held[pos].sum(0), 1 + held[~pos].sum(0)
+    expected = np.log(p / p.sum()) - np.log(q / q.sum())
+    np.testing.assert_allclose(model.ratios_[0], expected, rtol=1e-12)
+    assert model.ratios_[0][words.index("good")] > 0 > model.ratios_[0][words.index("bad")]
+
+
+def test_nbsvm_interpolates_the_svm_weights_towards_their_mean_magnitude():
+    import numpy as np
+
+    from benchmarks._baselines import NBSVM
+
+    svm = NBSVM(beta=1.0).fit(TEXTS, LABELS).coef_
+    interpolated = NBSVM(beta=0.25).fit(TEXTS, LABELS).coef_
+    np.testing.assert_allclose(interpolated, 0.75 * np.abs(svm).mean() + 0.25 * svm, rtol=1e-6)
+
+
+def test_nbsvm_separates_two_and_three_classes():
+    from benchmarks._baselines import NBSVM
+
+    two = NBSVM().fit(TEXTS, LABELS)
+    assert list(two.predict(TEXTS)) == LABELS and two.decision_function(TEXTS).shape == (6,)
+    three = ["pos", "pos", "neg", "neg", "neg", "meh"]
+    model = NBSVM(beta=1.0).fit(TEXTS, three)
+    assert list(model.predict(TEXTS)) == three
+    assert model.decision_function(TEXTS).shape == (6, 3)

@@ -137,7 +137,7 @@ def test_a_parts_help_lists_its_options_only(capsys):
     cli.main(["--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert all(flag in text for flag, _, _ in [*SPECS.values(), *SUITE.values()])
-    assert "read by gpu (device)" in text  # --precision
+    assert "read by gpu (device, epoch)" in text  # --precision
 
 
 def test_configure_puts_the_options_over_the_sizes_settings():
