@@ -17,18 +17,15 @@ from .._env import usable_cores
 from .._harness import run_cell, run_cells
 from .._models import OURS, SHORT
 from .._report import Report, sig
+from . import device
 from .device import PRECISIONS, _device
 
 NAME = "gpu-epoch"
+# The device section's options, each read the same way here.
 OPTIONS = {
+    **device.OPTIONS,
     "threads": "torch threads of the cells on the device (the CPU worker: one)",
     "corpus": "default: mr; a path names another (e.g. IMDB, benchmarks/data/prepare_imdb.py)",
-    "model": "among lama, fcsr, duo (default: all three)",
-    "set": "a parameter of the classifiers, on the device and on the CPU",
-    "precision": {
-        "choices": list(PRECISIONS),
-        "help": "only these precisions of the classifiers on the device; repeatable",
-    },
 }
 SIZES = {
     "quick": {"train_limit": 600, "overrides": {}},
