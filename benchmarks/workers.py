@@ -32,15 +32,16 @@ SIZES = {
     "quick": {
         "train_limit": 2000,
         "max_epochs": 2,
-        "workers": [[1, None], [2, None]],
+        "workers": [[1, None, None], [2, None, None]],
         "seeds": [0],
         "overrides": {},
     },
     "full": {
         "train_limit": None,
         "max_epochs": 3,
-        # (n_workers, torch_threads): today's fit, one worker on one core, two workers.
-        "workers": [[1, None], [1, 1], [2, None]],
+        # (n_workers, torch_threads, cores; None: all given): today's fit, one worker
+        # on one core, two workers.
+        "workers": [[1, None, None], [1, 1, None], [2, None, None]],
         "seeds": [0, 1, 2],
         "overrides": {},
     },
@@ -125,8 +126,8 @@ def run(cfg, threads, corpora, log):
     for corpus in corpora or CORPORA:
         for model in cfg.get("models", MODELS):
             for seed in cfg["seeds"]:
-                for k, torch_threads, *cores in cfg["workers"] or curve(threads):
-                    cores = (cores or [None])[0] or threads
+                for k, torch_threads, cores in cfg["workers"] or curve(threads):
+                    cores = cores or threads
                     kwargs = dict(
                         model=model,
                         corpus=corpus,

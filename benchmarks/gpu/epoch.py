@@ -17,13 +17,13 @@ from .._env import usable_cores
 from .._harness import run_cell, run_cells
 from .._models import OURS, SHORT
 from .._report import Report, sig
-from . import device
+from .device import OPTIONS as DEVICE_OPTIONS
 from .device import PRECISIONS, _device
 
 NAME = "gpu-epoch"
 # The device section's options, each read the same way here.
 OPTIONS = {
-    **device.OPTIONS,
+    **DEVICE_OPTIONS,
     "threads": "torch threads of the cells on the device (the CPU worker: one)",
     "corpus": "default: mr; a path names another (e.g. IMDB, benchmarks/data/prepare_imdb.py)",
 }
