@@ -26,6 +26,7 @@ from . import (
     params,
     select,
     side,
+    stopping,
     translation,
     workers,
 )
@@ -45,6 +46,7 @@ PARTS = {
     "side": side,
     "workers": workers,
     "batch_rule": batch_rule,
+    "stopping": stopping,
     "gpu": gpu,
 }
 # A run without parts runs these; the GPU part runs when named.

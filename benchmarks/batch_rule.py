@@ -20,7 +20,7 @@ from ._data import corpus_name
 from ._harness import run_cell
 from ._models import LABELS, OURS
 from ._report import Report
-from .workers import fit_on_hold_out, report_failures
+from .workers import accuracy_time_plot, fit_on_hold_out, report_failures, summarise
 
 NAME = "batch-rule"
 OPTIONS = {
@@ -93,24 +93,7 @@ def run(cfg, threads, corpora, log):
 
 def _summary(rows):
     """``{(corpus, model, workers, rule): (mean s, mean epochs, mean accuracy, its range)}``."""
-    import numpy as np
-
-    out = {}
-    keys = {(r["corpus"], r["model"], r["workers"], r["rule"]) for r in rows if "error" not in r}
-    for key in keys:
-        done = [
-            r
-            for r in rows
-            if "error" not in r and (r["corpus"], r["model"], r["workers"], r["rule"]) == key
-        ]
-        accuracy = [r["accuracy"] for r in done]
-        out[key] = (
-            float(np.mean([r["seconds"] for r in done])),
-            float(np.mean([r["epochs"] for r in done])),
-            float(np.mean(accuracy)),
-            float(np.ptp(accuracy)),
-        )
-    return out
+    return summarise(rows, ("corpus", "model", "workers", "rule"))
 
 
 def chosen(summary):
@@ -176,27 +159,7 @@ def render(payload):
 
 
 def _plotter(summary):
-    def plot(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        for i, (corpus, model) in enumerate(sorted({key[:2] for key in summary})):
-            keys = sorted(
-                (k for k in summary if k[:2] == (corpus, model)), key=lambda k: (k[2], k[3] or "")
-            )
-            ax.errorbar(
-                [summary[k][0] for k in keys],
-                [summary[k][2] for k in keys],
-                yerr=[summary[k][3] / 2 for k in keys],
-                fmt="o",
-                capsize=3,
-                color=f"C{i}",
-                label=f"{LABELS[model]} ({corpus}), ± half the seeds' range",
-            )
-            for k in keys:
-                text = "1 worker" if k[3] is None else f"{k[2]} x, lr x {k[3]}"
-                point = (summary[k][0], summary[k][2])
-                ax.annotate(text, point, xytext=(5, 5), textcoords="offset points", fontsize=8)
-        ax.set(xlabel="fit (s)", ylabel="hold-out accuracy", title="accuracy against fit time")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+    def annotation(key):
+        return "1 worker" if key[3] is None else f"{key[2]} x, lr x {key[3]}"
 
-    return plot
+    return accuracy_time_plot(summary, annotation)

@@ -92,6 +92,65 @@ def fit_on_hold_out(model, corpus, train_limit, seed, **params):
     return pipe, {"seconds": seconds, "accuracy": accuracy, "n_fit": len(X_fit)}
 
 
+def summarise(rows, fields):
+    """``{key: (mean s, mean epochs, mean accuracy, its range)}`` over the seeds of each key.
+
+    ``key`` is the tuple of the row's values of ``fields``; failed fits
+    (``"error"``) count for nothing.
+    """
+    import numpy as np
+
+    groups = {}
+    for row in rows:
+        if "error" not in row:
+            groups.setdefault(tuple(row[f] for f in fields), []).append(row)
+    out = {}
+    for key, done in groups.items():
+        accuracy = [r["accuracy"] for r in done]
+        out[key] = (
+            float(np.mean([r["seconds"] for r in done])),
+            float(np.mean([r["epochs"] for r in done])),
+            float(np.mean(accuracy)),
+            float(np.ptp(accuracy)),
+        )
+    return out
+
+
+def accuracy_time_plot(summary, annotation):
+    """A plotter of hold-out accuracy against fit seconds, a colour per ``(corpus, model)``.
+
+    ``summary`` is :func:`summarise`'s, keyed ``(corpus, model, ...)``;
+    ``annotation(key)`` labels each point.
+    """
+
+    def plot(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        for i, (corpus, model) in enumerate(sorted({key[:2] for key in summary})):
+            keys = sorted(
+                (k for k in summary if k[:2] == (corpus, model)),
+                key=lambda k: tuple("" if v is None else str(v) for v in k),
+            )
+            ax.errorbar(
+                [summary[k][0] for k in keys],
+                [summary[k][2] for k in keys],
+                yerr=[summary[k][3] / 2 for k in keys],
+                fmt="o",
+                capsize=3,
+                color=f"C{i}",
+                label=f"{LABELS[model]} ({corpus}), ± half the seeds' range",
+            )
+            for k in keys:
+                point = (summary[k][0], summary[k][2])
+                ax.annotate(
+                    annotation(k), point, xytext=(5, 5), textcoords="offset points", fontsize=8
+                )
+        ax.set(xlabel="fit (s)", ylabel="hold-out accuracy", title="accuracy against fit time")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+
+    return plot
+
+
 def cell(model, corpus, train_limit, max_epochs, n_workers, torch_threads, seed, overrides):
     """Fit ``model`` over ``n_workers`` workers (child process).
 

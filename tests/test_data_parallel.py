@@ -199,6 +199,17 @@ def test_workers_stop_together_on_the_time_budget_and_early_stopping():
     assert stopped.n_epochs_ < 200 and "valid_loss" in stopped.net_.history[-1]
 
 
+def test_workers_stop_together_on_the_hold_out_accuracy():
+    with time_limit(LIMIT):
+        clf = _lama(n_workers=2, batch_size=4, max_epochs=200, patience=2, scoring="accuracy")
+        clf.set_params(early_stopping=True, validation_fraction=0.25).fit(IDS, Y)
+    accuracies = clf.net_.history[:, "valid_acc"]
+    best = int(np.argmax(accuracies))  # the first epoch of the highest accuracy
+    # Stopped after ``patience`` epochs that did not raise rank 0's accuracy.
+    assert clf.n_epochs_ == best + 1 + 2 < 200
+    assert all(a <= accuracies[best] for a in accuracies[best + 1 :])
+
+
 def test_checkpoints_of_workers_load_and_resume(tmp_path):
     path = tmp_path / "lama.safetensors"
     with time_limit(LIMIT):

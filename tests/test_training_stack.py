@@ -16,7 +16,7 @@ from sklearn_lama.training import _net
 from sklearn_lama.training._batching import PairBatches
 from sklearn_lama.training._callbacks import (
     EpochCut,
-    LowestLossStopping,
+    HoldOutStopping,
     TimeBudget,
     build_callbacks,
 )
@@ -74,8 +74,8 @@ def test_time_budget_counts_what_was_spent_before_training():
     assert len(seconds) == 2 and 0 < seconds[0] < seconds[1] < 100
 
 
-def _stopping_run(losses, tol, patience):
-    """Epochs run and the epoch whose weights are kept, early stopping fed ``losses``."""
+def _stopping_run(scores, tol, patience, scoring="loss"):
+    """Epochs run and the epoch whose weights are kept, early stopping fed ``scores``."""
     from skorch.history import History
 
     class Net:
@@ -84,12 +84,12 @@ def _stopping_run(losses, tol, patience):
         module_ = torch.nn.Linear(1, 1, bias=False)
 
     net = Net()
-    stopping = LowestLossStopping(tol=tol, patience=patience, sink=lambda *args, **kwargs: None)
+    stopping = HoldOutStopping(scoring, tol=tol, patience=patience, sink=lambda *a, **k: None)
     stopping.on_train_begin(net)
-    for epoch, loss in enumerate(losses, 1):
+    for epoch, score in enumerate(scores, 1):
         net.history.new_epoch()
         net.history.record("epoch", epoch)
-        net.history.record("valid_loss", loss)
+        net.history.record(stopping.monitor, score)
         with torch.no_grad():
             net.module_.weight.fill_(epoch)  # the weights name their epoch
         try:
@@ -120,11 +120,67 @@ def test_early_stopping_counts_decreases_over_tol_and_keeps_the_lowest_loss(
     assert _stopping_run(losses, tol, patience) == expected
 
 
+@pytest.mark.parametrize(
+    "accuracies, tol, patience, expected",
+    [
+        # A perfect hold-out cannot improve: stopped after patience epochs, the
+        # first epoch that reached it kept.
+        ([1.0, 1.0, 1.0, 1.0], 0.0, 2, (3, 1)),
+        # Every rise counts at tol=0; a tie is not a rise.
+        ([0.5, 0.6, 0.6, 0.7, 0.7, 0.7], 0.0, 2, (6, 4)),
+        # Rises under tol count towards patience; the best accuracy is kept.
+        ([0.5, 0.8, 0.802, 0.803, 0.9], 0.005, 2, (4, 4)),
+        # A fall: the weights of the highest accuracy (epoch 2) restored.
+        ([0.5, 0.8, 0.7, 0.6, 0.95], 0.0, 2, (4, 2)),
+    ],
+)
+def test_early_stopping_on_accuracy_counts_rises_over_tol_and_keeps_the_best(
+    accuracies, tol, patience, expected
+):
+    assert _stopping_run(accuracies, tol, patience, scoring="accuracy") == expected
+
+
 def test_early_stopping_parameters_are_its_own_and_clone():
     from sklearn.base import clone
 
-    stopping = LowestLossStopping(tol=0.01, patience=2, sink=print)
-    assert clone(stopping).get_params() == {"tol": 0.01, "patience": 2, "sink": print}
+    stopping = HoldOutStopping("accuracy", tol=0.01, patience=2, sink=print)
+    assert clone(stopping).get_params() == {
+        "scoring": "accuracy",
+        "tol": 0.01,
+        "patience": 2,
+        "sink": print,
+    }
+
+
+def _epochs_until_stopped(scores, patience, higher_is_better):
+    """The epochs a rule with ``tol=0`` runs on ``scores``: until ``patience`` misses in a row."""
+    best, misses = -np.inf, 0
+    for epoch, score in enumerate(scores, 1):
+        score = score if higher_is_better else -score
+        misses = 0 if score > best else misses + 1
+        best = max(best, score)
+        if misses == patience:
+            return epoch
+    return len(scores)
+
+
+def test_scoring_accuracy_stops_when_the_hold_out_accuracy_stops_rising():
+    params = dict(max_epochs=30, patience=2, tol=0.0, validation_fraction=0.25, lr=0.02)
+    by_loss = _classifier(**params).fit(IDS, IDS_Y)
+    by_accuracy = _classifier(scoring="accuracy", **params).fit(IDS, IDS_Y)
+    loss_history, history = by_loss.net_.history, by_accuracy.net_.history
+    accuracies, losses = history[:, "valid_acc"], history[:, "valid_loss"]
+    # Each fit ran exactly as long as its own rule says, on its own hold-out score;
+    # the same seed, so the same epochs until the first stopped.
+    assert len(history) == _epochs_until_stopped(accuracies, 2, True)
+    assert len(loss_history) == _epochs_until_stopped(loss_history[:, "valid_loss"], 2, False)
+    assert accuracies == loss_history[: len(history), "valid_acc"]
+    # Stopped on a plateau of the accuracy while the loss still fell.
+    assert len(history) < len(loss_history) and losses[-1] == min(losses)
+    kept = int(np.argmax(accuracies))
+    assert history[kept, "valid_acc_best"] and by_accuracy.n_epochs_ == len(history)
+    with pytest.raises(ValueError, match="scoring"):
+        _classifier(scoring="f1").fit(IDS, IDS_Y)
 
 
 def test_tol_stops_a_fit_after_patience_epochs_without_a_large_enough_decrease():

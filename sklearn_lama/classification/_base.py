@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base._trained import TrainedMixin
 from ..modules import ConcatenateTables, SequenceNetwork
 from ..training._batching import BatchBudget, training_view
-from ..training._callbacks import averaging_decay, checkpoint_file
+from ..training._callbacks import SCORES, averaging_decay, checkpoint_file
 from ..training._driver import continues, fitting
 from ..training._inference import run_sorted
 from ..training._net import make_classifier_net, training_state
@@ -70,6 +70,7 @@ class BaseSequenceClassifier(TrainedMixin, PortableState, ClassifierMixin, BaseE
     # with its own (``{**BaseSequenceClassifier._parameter_constraints, ...}``).
     _parameter_constraints = {
         **TRAINING_CONSTRAINTS,
+        "scoring": [StrOptions(set(SCORES))],
         "embedding_dim": [Interval(Integral, 1, None, closed="left")],
         "freeze_embeddings": ["boolean"],
         "embedding_dropout": [Interval(Real, 0, 1, closed="left")],

@@ -170,6 +170,14 @@ class DuoClassifier(BaseSequenceClassifier):
         ``tol`` of its ``early_stopping`` estimators, on the loss). The weights
         kept are those of the lowest validation loss whatever ``tol``; ``0``
         counts every decrease.
+    scoring : {"loss", "accuracy"}, default="loss"
+        The hold-out score that early stopping follows (as ``scoring`` of
+        scikit-learn's ``HistGradientBoostingClassifier``): ``"loss"``, the
+        validation loss; ``"accuracy"``, the validation accuracy
+        (``valid_acc``), which stops once the held-out predictions stop
+        improving even while the loss still falls. ``tol`` is in the score's
+        units; the weights kept are those of the best score (its first
+        epoch).
     ema_horizon : float, default=0.5
         Horizon, in epochs, of an exponential moving average of the weights
         (Polyak averaging): after every training step the average moves
@@ -417,6 +425,7 @@ class DuoClassifier(BaseSequenceClassifier):
         validation_fraction=0.1,
         patience=2,
         tol=0.0,
+        scoring="loss",
         ema_horizon=0.5,
         class_weight=None,
         calibration=None,
@@ -458,6 +467,7 @@ class DuoClassifier(BaseSequenceClassifier):
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.tol = tol
+        self.scoring = scoring
         self.ema_horizon = ema_horizon
         self.class_weight = class_weight
         self.calibration = calibration

@@ -148,6 +148,14 @@ class FCSRClassifier(BaseSequenceClassifier):
         ``tol`` of its ``early_stopping`` estimators, on the loss). The weights
         kept are those of the lowest validation loss whatever ``tol``; ``0``
         counts every decrease.
+    scoring : {"loss", "accuracy"}, default="loss"
+        The hold-out score that early stopping follows (as ``scoring`` of
+        scikit-learn's ``HistGradientBoostingClassifier``): ``"loss"``, the
+        validation loss; ``"accuracy"``, the validation accuracy
+        (``valid_acc``), which stops once the held-out predictions stop
+        improving even while the loss still falls. ``tol`` is in the score's
+        units; the weights kept are those of the best score (its first
+        epoch).
     ema_horizon : float, default=0.5
         Horizon, in epochs, of an exponential moving average of the weights
         (Polyak averaging): after every training step the average moves
@@ -376,6 +384,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         validation_fraction=0.1,
         patience=1,
         tol=0.003,
+        scoring="loss",
         ema_horizon=0.5,
         class_weight=None,
         calibration=None,
@@ -415,6 +424,7 @@ class FCSRClassifier(BaseSequenceClassifier):
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.tol = tol
+        self.scoring = scoring
         self.ema_horizon = ema_horizon
         self.class_weight = class_weight
         self.calibration = calibration

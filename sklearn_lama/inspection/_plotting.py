@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
+from ..training._callbacks import SCORES
 from ._attention import attend
 
 # The tokens max_tokens="auto" shows: beyond them the tick labels overlap, and
@@ -176,7 +177,7 @@ def plot_attention(
     return ax
 
 
-def _history(estimator_or_pipeline):
+def _fitted_classifier(estimator_or_pipeline):
     estimator = estimator_or_pipeline
     if isinstance(estimator, Pipeline):
         estimator = estimator[-1]
@@ -186,7 +187,7 @@ def _history(estimator_or_pipeline):
             "estimator_or_pipeline must be a fitted classifier of sklearn_lama or a "
             f"Pipeline ending in one; got {type(estimator).__name__}."
         )
-    return estimator.net_.history
+    return estimator
 
 
 def plot_training_curves(estimator_or_pipeline, axes=None):
@@ -195,7 +196,8 @@ def plot_training_curves(estimator_or_pipeline, axes=None):
     Reads the fitted net's history (``net_.history``). The validation curves
     exist when the classifier held out data for early stopping
     (``early_stopping=True`` and data large enough to split). A dotted line
-    marks the epoch whose weights were kept (the lowest validation loss).
+    marks the epoch whose weights were kept (the best validation loss, or
+    accuracy with ``scoring="accuracy"``).
 
     Parameters
     ----------
@@ -227,7 +229,8 @@ def plot_training_curves(estimator_or_pipeline, axes=None):
     >>> [line.get_label() for line in loss_ax.get_lines()][:2]
     ['train', 'validation']
     """
-    history = _history(estimator_or_pipeline)
+    estimator = _fitted_classifier(estimator_or_pipeline)
+    history = estimator.net_.history
     plt = _pyplot()
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
@@ -249,7 +252,8 @@ def plot_training_curves(estimator_or_pipeline, axes=None):
         ax.set_xlabel("epoch")
         ax.set_ylabel(name)
         ax.grid(alpha=0.3)
-    best = [row["epoch"] for row in history if row.get("valid_loss_best")]
+    monitor, _ = SCORES[estimator.scoring]
+    best = [row["epoch"] for row in history if row.get(f"{monitor}_best")]
     if best:
         for ax in axes:
             ax.axvline(best[-1], color="0.4", linestyle=":", linewidth=1)

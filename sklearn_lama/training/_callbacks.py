@@ -16,7 +16,8 @@ from ..utils._persistence import check_writable
 
 __all__ = [
     "EpochCut",
-    "LowestLossStopping",
+    "HoldOutStopping",
+    "SCORES",
     "SampleProgressBar",
     "TimeBudget",
     "WeightAveraging",
@@ -156,53 +157,82 @@ class SampleProgressBar(Callback):
         return state
 
 
-class LowestLossStopping(EarlyStopping):
-    """Early stopping on the validation loss with a ``tol``, keeping the lowest loss's weights.
+#: The hold-out score each ``scoring`` of early stopping monitors, and whether
+#: lower is better.
+SCORES = {"loss": ("valid_loss", True), "accuracy": ("valid_acc", False)}
 
-    An epoch improves when its validation loss is below the lowest so far by
+
+class HoldOutStopping(EarlyStopping):
+    """Early stopping on a hold-out score with a ``tol``, keeping the best score's weights.
+
+    An epoch improves when its hold-out score (``scoring``: the validation
+    loss, or the validation accuracy) is better than the best so far by
     more than ``tol``; training stops after ``patience`` epochs in a row that
-    do not. The weights restored at the end are those of the lowest loss,
-    even when it was lower by less than ``tol`` (skorch's ``threshold``
-    would restore the last epoch that improved by more).
+    do not. The weights restored at the end are those of the best score
+    (the first epoch that reached it), even when it was better by less than
+    ``tol`` (skorch's ``threshold`` would restore the last epoch that
+    improved by more). Over several workers, every worker reads rank 0's
+    score, so that all stop at the same epoch with the same weights.
 
     Parameters
     ----------
+    scoring : {"loss", "accuracy"}
+        The hold-out score: ``"loss"`` (``valid_loss``, lower is better) or
+        ``"accuracy"`` (``valid_acc``, higher is better).
     tol : float
-        Least decrease that counts as an improvement.
+        Least gain of the score that counts as an improvement.
     patience : int
         Epochs in a row without improvement before training stops.
     sink : callable, default=print
         Where the stopping message goes.
     """
 
-    def __init__(self, tol, patience, sink=print):
-        super().__init__(monitor="valid_loss", patience=patience, load_best=True, sink=sink)
+    def __init__(self, scoring, tol, patience, sink=print):
+        monitor, lower_is_better = SCORES[scoring]
+        super().__init__(
+            monitor=monitor,
+            lower_is_better=lower_is_better,
+            patience=patience,
+            load_best=True,
+            sink=sink,
+        )
+        self.scoring = scoring
         self.tol = tol
 
     def get_params(self, deep=True):
-        """The parameters of ``__init__``: ``tol``, ``patience`` and ``sink``.
+        """The parameters of ``__init__``: ``scoring``, ``tol``, ``patience`` and ``sink``.
 
         skorch's callbacks take their parameters from their attributes, which
         here also hold those fixed for :class:`~skorch.callbacks.EarlyStopping`
         (``monitor``, ``load_best``, ...): ``clone`` and the net's
         ``set_params`` see this class's own.
         """
-        return {"tol": self.tol, "patience": self.patience, "sink": self.sink}
+        return {
+            "scoring": self.scoring,
+            "tol": self.tol,
+            "patience": self.patience,
+            "sink": self.sink,
+        }
 
     def on_train_begin(self, net, **kwargs):
         super().on_train_begin(net, **kwargs)
-        self.lowest_ = np.inf
+        self.best_ = -np.inf
 
     def on_epoch_end(self, net, **kwargs):
-        loss = net.history[-1, self.monitor]
-        self.misses_ = 0 if loss < self.lowest_ - self.tol else self.misses_ + 1
-        if loss < self.lowest_:
-            self.lowest_ = loss
+        score = net.history[-1, self.monitor]
+        if getattr(net, "workers", None) is not None:
+            score = net.workers.shared(score)
+        # Higher is better from here on.
+        score = -score if self.lower_is_better else score
+        self.misses_ = 0 if score > self.best_ + self.tol else self.misses_ + 1
+        if score > self.best_:
+            self.best_ = score
             self.best_epoch_ = net.history[-1, "epoch"]
             self.best_model_weights_ = deepcopy(net.module_.state_dict())
         if self.misses_ == self.patience:
+            change = "fallen" if self.lower_is_better else "risen"
             self.sink(
-                f"Stopping since valid_loss has not fallen by more than {self.tol:g} "
+                f"Stopping since {self.monitor} has not {change} by more than {self.tol:g} "
                 f"in the last {self.patience} epochs."
             )
             raise KeyboardInterrupt
@@ -370,7 +400,7 @@ def build_callbacks(
     """The net's callbacks: the user's, progress, averaging, checkpoint, early stopping, ``extra``.
 
     ``config`` is the :class:`~._config.TrainingConfig` (``callbacks``,
-    ``verbose``, ``patience``, ``tol`` and ``max_time``: a :class:`TimeBudget`, the
+    ``verbose``, ``scoring``, ``patience``, ``tol`` and ``max_time``: a :class:`TimeBudget`, the
     last callback, to which ``spent`` seconds of work before training
     already count); ``split`` is the net's ``train_split`` (``None``: no
     validation, hence no early stopping); ``checkpoint`` the file of the
@@ -393,12 +423,14 @@ def build_callbacks(
             WeightsCheckpoint(
                 save,
                 checkpoint,
-                monitor="valid_loss_best" if split is not None else None,
+                monitor=f"{SCORES[config.scoring][0]}_best" if split is not None else None,
                 sink=sink,
             )
         )
     if split is not None:
-        callbacks.append(LowestLossStopping(tol=config.tol, patience=config.patience, sink=sink))
+        callbacks.append(
+            HoldOutStopping(config.scoring, tol=config.tol, patience=config.patience, sink=sink)
+        )
     callbacks.extend(extra)
     callbacks.append(TimeBudget(config.max_time, spent))
     return callbacks

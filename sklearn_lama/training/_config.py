@@ -4,7 +4,11 @@ import dataclasses
 
 from ._parameters import TRAINING_CONSTRAINTS
 
-__all__ = ["NOT_IDENTIFYING", "TrainingConfig", "training_config"]
+__all__ = ["NOT_IDENTIFYING", "OPTIONAL_FIELDS", "TrainingConfig", "training_config"]
+
+#: The fields of :class:`TrainingConfig` that only some estimators have as
+#: parameters; the others take the field's default.
+OPTIONAL_FIELDS = ("scoring",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -13,7 +17,9 @@ class TrainingConfig:
 
     The fields are the parameters of
     :data:`~sklearn_lama.training._parameters.TRAINING_CONSTRAINTS` (one
-    meaning in every estimator; see their documentation), plus:
+    meaning in every estimator; see their documentation), the classifiers'
+    ``scoring`` (what early stopping monitors; an estimator without it, the
+    translator, stops on the validation loss), plus:
 
     Attributes
     ----------
@@ -43,6 +49,7 @@ class TrainingConfig:
     max_batch_tokens: int
     verbose: int
     random_state: object
+    scoring: str = "loss"
 
 
 # The parameters that say where a fit runs, is written or is reported, not what
@@ -78,4 +85,5 @@ def training_config(owner, params):
         owner=owner,
         identity=f"{owner}{sorted(identifying.items())!r}",
         **{name: params[name] for name in TRAINING_CONSTRAINTS},
+        **{name: params[name] for name in OPTIONAL_FIELDS if name in params},
     )
