@@ -9,7 +9,16 @@ from torch import nn
 
 from sklearn_lama.modules._masking import masked_mean
 
-__all__ = ["NBSVM", "TransformerEncoderClassifier"]
+__all__ = ["NBSVM", "NBSVM_GRID", "TransformerEncoderClassifier", "WORDS", "WORDS_AND_MARKS"]
+
+#: scikit-learn's tokens: words of two or more characters, punctuation dropped.
+WORDS = r"(?u)\b\w\w+\b"
+#: Every word, and each punctuation mark a token of its own ("!", "?", ":)"'s parts).
+WORDS_AND_MARKS = r"(?u)\b\w+\b|[^\w\s]"
+#: What the cross-validated NBSVM peer chooses among on a training split: the
+#: SVM's regularisation, the interpolation and the tokens (the reference's
+#: settings are one candidate).
+NBSVM_GRID = {"C": [0.1, 1.0], "beta": [0.25, 1.0], "token_pattern": [WORDS, WORDS_AND_MARKS]}
 
 
 class NBSVM(ClassifierMixin, BaseEstimator):
@@ -28,6 +37,10 @@ class NBSVM(ClassifierMixin, BaseEstimator):
     ----------
     ngram_range : tuple of int, default=(1, 2)
         Word n-grams, as :class:`~sklearn.feature_extraction.text.CountVectorizer`'s.
+    token_pattern : str, default=WORDS
+        What a token is, as ``CountVectorizer``'s: :data:`WORDS` (scikit-learn's
+        default, words of two or more characters) or :data:`WORDS_AND_MARKS`
+        (every word, and each punctuation mark a token).
     alpha : float, default=1.0
         Smoothing of the counts.
     C : float, default=1.0
@@ -43,8 +56,11 @@ class NBSVM(ClassifierMixin, BaseEstimator):
     Sentiment and Topic Classification". ACL 2012.
     """
 
-    def __init__(self, ngram_range=(1, 2), alpha=1.0, C=1.0, beta=0.25, random_state=0):
+    def __init__(
+        self, ngram_range=(1, 2), token_pattern=WORDS, alpha=1.0, C=1.0, beta=0.25, random_state=0
+    ):
         self.ngram_range = ngram_range
+        self.token_pattern = token_pattern
         self.alpha = alpha
         self.C = C
         self.beta = beta
@@ -54,7 +70,9 @@ class NBSVM(ClassifierMixin, BaseEstimator):
         from sklearn.feature_extraction.text import CountVectorizer
         from sklearn.svm import LinearSVC
 
-        self.vectorizer_ = CountVectorizer(ngram_range=self.ngram_range, binary=True)
+        self.vectorizer_ = CountVectorizer(
+            ngram_range=self.ngram_range, token_pattern=self.token_pattern, binary=True
+        )
         counts = self.vectorizer_.fit_transform(X)
         self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
         problems = [1] if len(self.classes_) == 2 else range(len(self.classes_))

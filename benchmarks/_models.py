@@ -9,11 +9,12 @@ OURS_CORPUS = tuple(m + CORPUS_SUFFIX for m in OURS)
 # The same pipelines on the full GloVe 6B 50d (the `glove` extra): "lama-glove", ...
 GLOVE_SUFFIX = "-glove"
 OURS_GLOVE = tuple(m + GLOVE_SUFFIX for m in OURS)
-PEERS = ("tfidf_lr", "fasttext", "nbsvm")
+PEERS = ("tfidf_lr", "fasttext", "nbsvm", "nbsvm_cv")
 SHORT = {
     "tfidf_lr": "TF-IDF+LR",
     "fasttext": "fastText",
     "nbsvm": "NBSVM",
+    "nbsvm_cv": "NBSVM (CV)",
     "lama": "LAMA",
     "fcsr": "FCSR",
     "duo": "Duo",
@@ -28,6 +29,7 @@ LABELS = {
     "tfidf_lr": "TF-IDF + LogisticRegression (tuned)",
     "fasttext": "fastText (tuned)",
     "nbsvm": "NBSVM-bi (Wang & Manning's settings)",
+    "nbsvm_cv": "NBSVM-bi (C, beta, tokens by 3-fold CV on the training split)",
     "lama": "GloVe 50 + LAMAClassifier",
     "fcsr": "GloVe 50 + FCSRClassifier",
     "duo": "GloVe 50 + DuoClassifier",
@@ -104,6 +106,13 @@ def make(name, threads=1, seed=0, **overrides):
         from ._baselines import NBSVM
 
         return NBSVM(random_state=seed)
+    if name == "nbsvm_cv":
+        from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+        from ._baselines import NBSVM, NBSVM_GRID
+
+        folds = StratifiedKFold(3, shuffle=True, random_state=seed)
+        return GridSearchCV(NBSVM(random_state=seed), NBSVM_GRID, cv=folds, n_jobs=threads)
     if name in OURS_GLOVE:
         return default_pipeline(
             name[: -len(GLOVE_SUFFIX)], random_state=seed, pretrained=GLOVE, **overrides

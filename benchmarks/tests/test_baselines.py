@@ -87,3 +87,27 @@ def test_nbsvm_separates_two_and_three_classes():
     model = NBSVM(beta=1.0).fit(TEXTS, three)
     assert list(model.predict(TEXTS)) == three
     assert model.decision_function(TEXTS).shape == (6, 3)
+
+
+def test_nbsvm_tokens_keep_marks_and_one_letter_words_on_request():
+    from benchmarks._baselines import NBSVM, WORDS_AND_MARKS
+
+    texts = ["a great film !", "a dull film :("]
+    words = NBSVM(ngram_range=(1, 1)).fit(texts, ["pos", "neg"]).vectorizer_
+    marks = NBSVM(ngram_range=(1, 1), token_pattern=WORDS_AND_MARKS).fit(texts, ["pos", "neg"])
+    assert set(words.get_feature_names_out()) == {"great", "dull", "film"}
+    assert set(marks.vectorizer_.get_feature_names_out()) == {
+        "a", "great", "dull", "film", "!", ":", "(",
+    }  # fmt: skip
+
+
+def test_the_cross_validated_nbsvm_chooses_among_its_grid_on_the_training_data():
+    from benchmarks._baselines import NBSVM_GRID
+    from benchmarks._models import make
+
+    texts = [f"{w} film number {i}" for i in range(12) for w in ("good", "bad")]
+    labels = ["pos", "neg"] * 12
+    search = make("nbsvm_cv", seed=0).fit(texts, labels)
+    assert len(search.cv_results_["params"]) == 8 and search.n_splits_ == 3
+    assert all(search.best_params_[k] in v for k, v in NBSVM_GRID.items())
+    assert list(search.predict(["good film", "bad film"])) == ["pos", "neg"]
