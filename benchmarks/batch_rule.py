@@ -20,14 +20,20 @@ from ._data import corpus_name
 from ._harness import run_cell
 from ._models import LABELS, OURS
 from ._report import Report
-from .workers import accuracy_time_plot, fit_on_hold_out, report_failures, summarise
+from .workers import (
+    HOLD_OUT_OPTIONS,
+    SUMMARY_COLUMNS,
+    accuracy_time_plot,
+    fit_on_hold_out,
+    named_payload,
+    outcome,
+    report_failures,
+    summarise,
+    summary_cells,
+)
 
 NAME = "batch-rule"
-OPTIONS = {
-    "corpus": "default: mr; a path names another (e.g. IMDB, benchmarks/data/prepare_imdb.py)",
-    "threads": "cores given to each fit",
-    "model": "among lama, fcsr, duo (default: all three)",
-}
+OPTIONS = HOLD_OUT_OPTIONS
 MODELS = OURS
 CORPORA = ("mr",)
 SIZES = {
@@ -76,19 +82,9 @@ def run(cfg, threads, corpora, log):
                     r.update(
                         model=model, corpus=corpus_name(corpus), seed=seed, workers=k, rule=rule
                     )
-                    log(
-                        f"{corpus} {model} seed {seed} workers {k} rule {rule}: "
-                        + (
-                            f"{r['seconds']:.1f} s, {r['epochs']} epochs, accuracy "
-                            f"{r['accuracy']:.4f}"
-                            if "error" not in r
-                            else f"FAILED {r['error']}"
-                        )
-                    )
+                    log(f"{corpus} {model} seed {seed} workers {k} rule {rule}: {outcome(r)}")
                     rows.append(r)
-    names = sorted({corpus_name(c) for c in corpora or CORPORA})
-    name = NAME if names == list(CORPORA) else "-".join([NAME, *names])
-    return {"name": name, "config": {**cfg, "threads": threads}, "results": rows}
+    return named_payload(NAME, CORPORA, corpora, cfg, threads, rows)
 
 
 def _summary(rows):
@@ -125,35 +121,13 @@ def render(payload):
     table = []
     for key in sorted(summary, key=lambda k: (k[0], k[1], k[2], k[3] or "")):
         corpus, model, workers, rule = key
-        sec, epochs, acc, spread = summary[key]
-        base = summary.get((corpus, model, 1, None))
+        label = "lr (default)" if rule is None else f"lr x {rule}"
+        best = rule is not None and picks.get(key[:2]) == rule
         table.append(
-            [
-                corpus,
-                LABELS[model],
-                workers,
-                "lr (default)"
-                if rule is None
-                else f"lr x {rule}" + (" (best)" if picks.get(key[:2]) == rule else ""),
-                f"{epochs:.1f}",
-                f"{sec:.1f}",
-                f"{base[0] / sec:.2f}x" if base else "",
-                f"{acc:.4f} (±{spread / 2:.4f})",
-            ]
+            [corpus, LABELS[model], workers, label + (" (best)" if best else "")]
+            + summary_cells(summary[key], summary.get((corpus, model, 1, None)))
         )
-    rep.table(
-        [
-            "corpus",
-            "model",
-            "workers",
-            "learning rate",
-            "epochs",
-            "fit (s)",
-            "speed-up",
-            "hold-out accuracy (±half range)",
-        ],
-        table,
-    )
+    rep.table(["corpus", "model", "workers", "learning rate", *SUMMARY_COLUMNS], table)
     report_failures(rep, rows)
     return rep, _plotter(summary)
 

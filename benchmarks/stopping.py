@@ -15,14 +15,20 @@ from ._data import corpus_name
 from ._harness import run_cell
 from ._models import LABELS, OURS
 from ._report import Report
-from .workers import accuracy_time_plot, fit_on_hold_out, report_failures, summarise
+from .workers import (
+    HOLD_OUT_OPTIONS,
+    SUMMARY_COLUMNS,
+    accuracy_time_plot,
+    fit_on_hold_out,
+    named_payload,
+    outcome,
+    report_failures,
+    summarise,
+    summary_cells,
+)
 
 NAME = "stopping"
-OPTIONS = {
-    "corpus": "default: mr; a path names another (e.g. IMDB, benchmarks/data/prepare_imdb.py)",
-    "threads": "cores given to each fit",
-    "model": "among lama, fcsr, duo (default: all three)",
-}
+OPTIONS = HOLD_OUT_OPTIONS
 MODELS = OURS
 CORPORA = ("mr",)
 SCORINGS = ("loss", "accuracy")
@@ -56,19 +62,9 @@ def run(cfg, threads, corpora, log):
                     )
                     r = run_cell("benchmarks.stopping:cell", threads, kwargs)
                     r.update(model=model, corpus=corpus_name(corpus), seed=seed, scoring=scoring)
-                    log(
-                        f"{corpus} {model} seed {seed} scoring {scoring}: "
-                        + (
-                            f"{r['seconds']:.1f} s, {r['epochs']} epochs, accuracy "
-                            f"{r['accuracy']:.4f}"
-                            if "error" not in r
-                            else f"FAILED {r['error']}"
-                        )
-                    )
+                    log(f"{corpus} {model} seed {seed} scoring {scoring}: {outcome(r)}")
                     rows.append(r)
-    names = sorted({corpus_name(c) for c in corpora or CORPORA})
-    name = NAME if names == list(CORPORA) else "-".join([NAME, *names])
-    return {"name": name, "config": {**cfg, "threads": threads}, "results": rows}
+    return named_payload(NAME, CORPORA, corpora, cfg, threads, rows)
 
 
 def _summary(rows):
@@ -89,33 +85,13 @@ def render(payload):
         f"one after another; seeds {cfg['seeds']}. Speed-up: over the loss rule's fit."
     )
     summary = _summary(rows)
-    table = []
-    for key in sorted(summary, key=lambda k: (k[0], k[1], SCORINGS.index(k[2]))):
-        corpus, model, scoring = key
-        sec, epochs, acc, spread = summary[key]
-        base = summary.get((corpus, model, "loss"))
-        table.append(
-            [
-                corpus,
-                LABELS[model],
-                scoring,
-                f"{epochs:.1f}",
-                f"{sec:.1f}",
-                f"{base[0] / sec:.2f}x" if base else "",
-                f"{acc:.4f} (±{spread / 2:.4f})",
-            ]
+    table = [
+        [corpus, LABELS[model], scoring]
+        + summary_cells(summary[corpus, model, scoring], summary.get((corpus, model, "loss")))
+        for corpus, model, scoring in sorted(
+            summary, key=lambda k: (k[0], k[1], SCORINGS.index(k[2]))
         )
-    rep.table(
-        [
-            "corpus",
-            "model",
-            "scoring",
-            "epochs",
-            "fit (s)",
-            "speed-up",
-            "hold-out accuracy (±half range)",
-        ],
-        table,
-    )
-    report_failures(rep, rows)
+    ]
+    rep.table(["corpus", "model", "scoring", *SUMMARY_COLUMNS], table)
+    report_failures(rep, rows, "scoring")
     return rep, accuracy_time_plot(summary, lambda key: key[2])

@@ -20,10 +20,15 @@ from ._models import LABELS, OURS
 from ._report import Report
 
 NAME = "workers"
-OPTIONS = {
+#: The options of every part that fits the default pipelines on a hold-out of a
+#: training split (this one, ``batch_rule``, ``stopping``).
+HOLD_OUT_OPTIONS = {
     "corpus": "default: mr; a path names another (e.g. IMDB, benchmarks/data/prepare_imdb.py)",
     "threads": "cores given to each fit",
     "model": "among lama, fcsr, duo (default: all three)",
+}
+OPTIONS = {
+    **HOLD_OUT_OPTIONS,
     "set": "over the pipelines' settings of the size (e.g. max_epochs=1 on a large corpus)",
 }
 MODELS = OURS
@@ -92,6 +97,20 @@ def fit_on_hold_out(model, corpus, train_limit, seed, **params):
     return pipe, {"seconds": seconds, "accuracy": accuracy, "n_fit": len(X_fit)}
 
 
+def outcome(row):
+    """A hold-out fit's row in the log's words: seconds, epochs and accuracy, or its failure."""
+    if "error" in row:
+        return f"FAILED {row['error']}"
+    return f"{row['seconds']:.1f} s, {row['epochs']} epochs, accuracy {row['accuracy']:.4f}"
+
+
+def named_payload(name, default_corpora, corpora, cfg, threads, rows):
+    """A run's result: ``name``, followed by the corpora when they are not ``default_corpora``."""
+    names = sorted({corpus_name(c) for c in corpora or default_corpora})
+    stem = name if names == list(default_corpora) else "-".join([name, *names])
+    return {"name": stem, "config": {**cfg, "threads": threads}, "results": rows}
+
+
 def summarise(rows, fields):
     """``{key: (mean s, mean epochs, mean accuracy, its range)}`` over the seeds of each key.
 
@@ -114,6 +133,21 @@ def summarise(rows, fields):
             float(np.ptp(accuracy)),
         )
     return out
+
+
+#: The columns of :func:`summary_cells`.
+SUMMARY_COLUMNS = ["epochs", "fit (s)", "speed-up", "hold-out accuracy (±half range)"]
+
+
+def summary_cells(entry, base):
+    """The table cells of one :func:`summarise` ``entry``; speed-up over ``base`` (or none)."""
+    seconds, epochs, accuracy, spread = entry
+    return [
+        f"{epochs:.1f}",
+        f"{seconds:.1f}",
+        f"{base[0] / seconds:.2f}x" if base else "",
+        f"{accuracy:.4f} (±{spread / 2:.4f})",
+    ]
 
 
 def accuracy_time_plot(summary, annotation):
@@ -173,11 +207,14 @@ def cell(model, corpus, train_limit, max_epochs, n_workers, torch_threads, seed,
     return dict(result, worker_peak_mib=children)
 
 
-def report_failures(rep, rows):
-    """Add to ``rep`` a bullet for each of ``rows`` whose fit failed."""
+def report_failures(rep, rows, setting="workers"):
+    """Add to ``rep`` a bullet for each of ``rows`` whose fit failed, named by its ``setting``."""
     failed = [r for r in rows if "error" in r]
     if failed:
-        rep.bullets(f"{r['model']}, {r['workers']} workers: {r['error'][:80]}" for r in failed)
+        rep.bullets(
+            f"{r['model']}, seed {r['seed']}, {setting} {r[setting]}: {r['error'][:80]}"
+            for r in failed
+        )
 
 
 def run(cfg, threads, corpora, log):
