@@ -171,8 +171,8 @@ class HoldOutStopping(EarlyStopping):
     do not. The weights restored at the end are those of the best score
     (the first epoch that reached it), even when it was better by less than
     ``tol`` (skorch's ``threshold`` would restore the last epoch that
-    improved by more). Over several workers, every worker reads rank 0's
-    score, so that all stop at the same epoch with the same weights.
+    improved by more). Over several workers the nets record rank 0's
+    validation scores, so that all stop at the same epoch with the same weights.
 
     Parameters
     ----------
@@ -220,8 +220,6 @@ class HoldOutStopping(EarlyStopping):
 
     def on_epoch_end(self, net, **kwargs):
         score = net.history[-1, self.monitor]
-        if getattr(net, "workers", None) is not None:
-            score = net.workers.shared(score)
         # Higher is better from here on.
         score = -score if self.lower_is_better else score
         self.misses_ = 0 if score > self.best_ + self.tol else self.misses_ + 1

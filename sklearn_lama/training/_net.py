@@ -56,7 +56,7 @@ class NetMixin:
     backward pass the gradients are replaced by the workers' mean, each
     weighed by the net's ``batch_weight(batch)`` (what its loss is a mean
     over); the workers agree on where an epoch is
-    cut, and take rank 0's validation losses.
+    cut, and take rank 0's validation losses and accuracy.
     """
 
     def __init__(self, *args, precision="32", workers=None, **kwargs):
@@ -175,6 +175,12 @@ def _accuracy(net, X, y):
     return net.target.accuracy(logits.detach().cpu().numpy(), np.asarray(y))
 
 
+def _validation_accuracy(net, X, y):
+    """:func:`_accuracy` of the hold-out; over several workers, rank 0's (as its losses)."""
+    score = _accuracy(net, X, y)
+    return score if net.workers is None else net.workers.shared(score)
+
+
 class PenalisedNet(NetMixin, NeuralNetClassifier):
     """skorch classifier whose module returns ``(logits, penalty)``.
 
@@ -199,7 +205,8 @@ class PenalisedNet(NetMixin, NeuralNetClassifier):
 
     def get_default_callbacks(self):
         def scoring(name, on_train):
-            return EpochScoring(_accuracy, name=name, on_train=on_train, lower_is_better=False)
+            score = _accuracy if on_train else _validation_accuracy
+            return EpochScoring(score, name=name, on_train=on_train, lower_is_better=False)
 
         callbacks = [
             (name, scoring(name, False) if name == "valid_acc" else callback)
