@@ -41,6 +41,22 @@ def test_fit_transform_vocabulary_and_ids(toy_corpus):
     assert seqs.tables[0] is vec.embedding_  # shared, not copied
 
 
+@pytest.mark.parametrize("oov, max_len", [("discard", None), ("token", 3)])
+def test_fit_transform_gives_the_ids_of_fit_then_transform(toy_corpus, oov, max_len):
+    texts, _ = toy_corpus
+    texts = [*texts, "zzzunknown words only", ""]
+    params = dict(pretrained=None, vector_size=4, min_count=2, oov=oov, max_len=max_len)
+    fitted = Word2VecVectorizer(**params, random_state=0).fit(texts)
+    expected = fitted.transform(texts)
+    vec = Word2VecVectorizer(**params, random_state=0)
+    sequences = vec.fit_transform(texts)
+    assert vec.vocabulary_ == fitted.vocabulary_
+    assert_identical(sequences.ids, expected.ids, why=Exact.DISCRETE)
+    assert_identical(sequences.offsets, expected.offsets, why=Exact.DISCRETE)
+    assert sequences.tables[0] is vec.embedding_
+    assert sequences.vocabulary_id == expected.vocabulary_id
+
+
 def test_oov_token_and_max_len(toy_corpus):
     texts, _ = toy_corpus
     vec = Word2VecVectorizer(
@@ -129,9 +145,10 @@ def test_a_cached_pipeline_fits_the_vectorizer_once_per_fold(toy_corpus, tmp_pat
     # classifier's parameters only share each fold's fitted vectorizer.
     texts, labels = toy_corpus
     fits = []
-    fit = Word2VecVectorizer.fit
+    # fit and fit_transform (which the pipeline calls) both learn through _fit.
+    fit = Word2VecVectorizer._fit
     monkeypatch.setattr(
-        Word2VecVectorizer, "fit", lambda self, *a, **k: fits.append(1) or fit(self, *a, **k)
+        Word2VecVectorizer, "_fit", lambda self, *a, **k: fits.append(1) or fit(self, *a, **k)
     )
 
     def search(memory):

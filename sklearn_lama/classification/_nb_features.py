@@ -222,19 +222,28 @@ def ngram_log_count_ratios(
     # n-grams within a document: none spans the end of one and the start of the next.
     within = owner[:size] == owner[n - 1 :]
     grams = grams[within]
-    keys, column = np.unique(grams, return_inverse=True)
+    keys, column = _unique_inverse(grams, vocabulary_size**n)
+    # NBSVM's binarised features: a document counts once per distinct n-gram it holds.
     presence = sp.csr_matrix(
         (np.ones(len(grams)), (owner[:size][within], column)),
         shape=(len(lengths), len(keys)),
     )
-    docs, y, weights = np.asarray(docs), np.asarray(y), np.asarray(weights)
-    counted = [np.ones(len(docs), bool)]
+    presence.sum_duplicates()
+    holder, held = np.repeat(np.arange(len(lengths)), np.diff(presence.indptr)), presence.indices
+    docs, y, weights = np.asarray(docs), np.asarray(y), np.asarray(weights, np.float64)
+    # The weight each document brings to each class: a repeated row counts again.
+    brought = np.zeros((len(lengths), n_classes))
+    np.add.at(brought, (docs, y), weights)
+    total = _class_counts(holder, held, brought, len(keys))
+    blocks, counted = [], [total]
     if folds:
         fold = document_folds(torch.from_numpy(ids), torch.from_numpy(lengths), folds).numpy()
-        counted += [fold[docs] != f for f in range(folds)]
-    blocks = []
-    for block, rows in enumerate(counted):
-        counts = _class_counts(presence, docs[rows], y[rows], weights[rows], n_classes)
+        fold = fold[holder]
+        # A block counts the documents outside its fold: every document less those of the fold.
+        for f in range(folds):
+            inside = fold == f
+            counted.append(total - _class_counts(holder[inside], held[inside], brought, len(keys)))
+    for block, counts in enumerate(counted):
         kept = counts.sum(axis=0) >= min_count
         ratios = _ratios(counts[:, kept], n_classes, alpha)
         offset = block * vocabulary_size**n
@@ -242,15 +251,31 @@ def ngram_log_count_ratios(
     return tuple(np.concatenate(part) for part in zip(*blocks))
 
 
-def _class_counts(presence, docs, y, weights, n_classes):
-    """The (weighted) number of documents of each class holding each feature."""
-    # NBSVM's binarised features: a document counts once per distinct feature.
-    presence.data[:] = 1.0
-    per_class = sp.csr_matrix(
-        (np.asarray(weights, np.float64), (np.asarray(y), np.arange(len(y)))),
-        shape=(n_classes, len(y)),
+def _class_counts(holder, held, brought, n_features):
+    """The (weighted) number of documents of each class holding each feature.
+
+    Document ``holder[i]`` holds feature ``held[i]`` and brings
+    ``brought[holder[i], c]`` to class ``c``; shape ``(n_classes, n_features)``.
+    """
+    return np.stack(
+        [
+            np.bincount(held, weights=brought[holder, c], minlength=n_features)
+            for c in range(brought.shape[1])
+        ]
     )
-    return np.asarray((per_class @ presence[np.asarray(docs)]).todense())
+
+
+def _unique_inverse(values, size):
+    """``np.unique(values, return_inverse=True)`` of integers in ``[0, size)``.
+
+    Where the range is no larger than ``values``, a table of it finds them
+    in linear time instead of sorting.
+    """
+    if size > len(values):
+        return np.unique(values, return_inverse=True)
+    seen = np.zeros(size, bool)
+    seen[values] = True
+    return np.flatnonzero(seen), np.cumsum(seen)[values] - 1
 
 
 def _ratios(counts, n_classes, alpha):

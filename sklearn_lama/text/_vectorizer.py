@@ -4,6 +4,7 @@ import hashlib
 import os
 import time
 from collections import Counter
+from itertools import chain
 from numbers import Integral
 
 import numpy as np
@@ -218,8 +219,11 @@ class DocumentEncoderMixin:
             table(s), shared, not copied.
         """
         check_is_fitted(self)
-        split = build_list_analyzer(self)
         documents = iter_documents(raw_documents, self.encoding, "raw_documents")
+        return self._sequences(documents, build_list_analyzer(self))
+
+    def _sequences(self, documents, split):
+        """The :class:`~sklearn_lama.TokenSequences` of ``documents``, tokenised by ``split``."""
         ids, offsets = encode_documents(
             documents, split, self.vocabulary_, self.oov == "discard", self.max_len
         )
@@ -581,10 +585,37 @@ class Word2VecVectorizer(
         -------
         self : Word2VecVectorizer
         """
+        self._fit(self._tokenize_all(raw_documents, "raw_documents"))
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, raw_documents, y=None):
+        """Fit on the corpus, then map it to token ids: ``fit(...).transform(...)``.
+
+        The corpus is tokenised once, for both.
+
+        Parameters
+        ----------
+        raw_documents : iterable of str
+            The training corpus, one document per entry.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        sequences : TokenSequences
+            The corpus's token ids and the fitted embedding table, as
+            :meth:`transform` returns them.
+        """
         corpus = self._tokenize_all(raw_documents, "raw_documents")
+        self._fit(corpus)
+        return self._sequences(corpus, list)
+
+    def _fit(self, corpus):
+        """Build the vocabulary and the table from the corpus's token lists."""
         if not corpus:
             raise ValueError("raw_documents is empty: fit needs at least one document.")
-        counts = Counter(token for tokens in corpus for token in tokens)
+        counts = Counter(chain.from_iterable(corpus))
         frequent = {w: c for w, c in counts.items() if c >= self.min_count}
         if not frequent:
             raise ValueError(
@@ -609,7 +640,6 @@ class Word2VecVectorizer(
         self.embedding_ = np.zeros((len(words) + N_RESERVED, vectors.shape[1]), np.float32)
         self.embedding_[OOV_ID] = oov_row
         self.embedding_[N_RESERVED:] = vectors
-        return self
 
     def _train(self, corpus, counts, vector_size):
         """Train on the corpus: vocabulary words, their vectors and the OOV row."""
