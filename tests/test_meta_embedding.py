@@ -59,6 +59,21 @@ def test_one_table_per_source_over_one_vocabulary(toy_corpus):
         )
 
 
+@pytest.mark.parametrize("max_len", [None, 2])
+def test_fit_transform_gives_the_ids_of_fit_then_transform(toy_corpus, max_len):
+    texts, _ = toy_corpus
+    texts = [*texts, "zzzunknown words only", ""]
+    fitted = _meta(max_len=max_len).fit(texts)
+    expected = fitted.transform(texts)
+    meta = _meta(max_len=max_len)
+    sequences = meta.fit_transform(texts)
+    assert meta.vocabulary_ == fitted.vocabulary_
+    assert_identical(sequences.ids, expected.ids, why=Exact.DISCRETE)
+    assert_identical(sequences.offsets, expected.offsets, why=Exact.DISCRETE)
+    assert all(a is b for a, b in zip(sequences.tables, meta.embeddings_))
+    assert sequences.vocabulary_id == expected.vocabulary_id
+
+
 def test_missing_words_get_zero_fallback_rows():
     docs = ["common common common rare"] * 1 + ["common word word word"] * 2
     meta = MetaEmbeddingTransformer(

@@ -145,10 +145,12 @@ def test_a_cached_pipeline_fits_the_vectorizer_once_per_fold(toy_corpus, tmp_pat
     # classifier's parameters only share each fold's fitted vectorizer.
     texts, labels = toy_corpus
     fits = []
-    # fit and fit_transform (which the pipeline calls) both learn through _fit.
-    fit = Word2VecVectorizer._fit
+    # fit and fit_transform (which the pipeline calls) both learn through _fit_corpus.
+    fit = Word2VecVectorizer._fit_corpus
     monkeypatch.setattr(
-        Word2VecVectorizer, "_fit", lambda self, *a, **k: fits.append(1) or fit(self, *a, **k)
+        Word2VecVectorizer,
+        "_fit_corpus",
+        lambda self, *a, **k: fits.append(1) or fit(self, *a, **k),
     )
 
     def search(memory):

@@ -217,12 +217,17 @@ class MetaEmbeddingTransformer(
         -------
         self : MetaEmbeddingTransformer
         """
+        self._fit_corpus(raw_documents)
+        return self
+
+    def _fit_corpus(self, raw_documents):
+        """Fit every source and align their tables; return the corpus's token lists."""
         self._check_sources()
         documents = check_documents(raw_documents, self.encoding, "raw_documents")
         if not documents:
             raise ValueError("raw_documents is empty: fit needs at least one document.")
-        split = build_list_analyzer(self)
-        counts = Counter(chain.from_iterable(iter_token_lists(documents, split)))
+        corpus = list(iter_token_lists(documents, build_list_analyzer(self)))
+        counts = Counter(chain.from_iterable(corpus))
         words = sorted(
             (w for w, c in counts.items() if c >= self.min_count), key=lambda w: (-counts[w], w)
         )
@@ -269,7 +274,7 @@ class MetaEmbeddingTransformer(
         self.embeddings_ = tuple(tables)
         self.coverage_ = coverage
         self.pretrained_ = tuple(pretrained)
-        return self
+        return corpus
 
     def _tables(self):
         return self.embeddings_

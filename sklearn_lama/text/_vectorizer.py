@@ -184,7 +184,8 @@ class _EpochReport:
 class DocumentEncoderMixin:
     """``transform`` of the text transformers: documents to ids over ``vocabulary_``.
 
-    The class provides the tokenisation parameters, ``vocabulary_``,
+    The class provides the tokenisation parameters, ``_fit_corpus(raw_documents)``
+    (the fit, returning the corpus's token lists), ``vocabulary_``,
     ``vocabulary_id_``, ``_tables()`` (the embedding tables to attach) and
     ``_pretrained_tables()`` (whether each holds pretrained vectors).
     """
@@ -221,6 +222,28 @@ class DocumentEncoderMixin:
         check_is_fitted(self)
         documents = iter_documents(raw_documents, self.encoding, "raw_documents")
         return self._sequences(documents, build_list_analyzer(self))
+
+    # A MetaEmbeddingTransformer's sources are estimators of their own: their fits validate.
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit_transform(self, raw_documents, y=None):
+        """Fit on the corpus, then map it to token ids: ``fit(...).transform(...)``.
+
+        The corpus is tokenised once, for both.
+
+        Parameters
+        ----------
+        raw_documents : iterable of str
+            The training corpus, one document per entry.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        sequences : TokenSequences
+            The corpus's token ids and the fitted embedding table(s), as
+            :meth:`transform` returns them.
+        """
+        return self._sequences(self._fit_corpus(raw_documents), list)
 
     def _sequences(self, documents, split):
         """The :class:`~sklearn_lama.TokenSequences` of ``documents``, tokenised by ``split``."""
@@ -566,10 +589,6 @@ class Word2VecVectorizer(
         self.verbose = verbose
         self.random_state = random_state
 
-    def _tokenize_all(self, raw_documents, param):
-        documents = check_documents(raw_documents, self.encoding, param)
-        return list(iter_token_lists(documents, build_list_analyzer(self)))
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, raw_documents, y=None):
         """Build the vocabulary and learn (or load) the word vectors.
@@ -585,34 +604,13 @@ class Word2VecVectorizer(
         -------
         self : Word2VecVectorizer
         """
-        self._fit(self._tokenize_all(raw_documents, "raw_documents"))
+        self._fit_corpus(raw_documents)
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, raw_documents, y=None):
-        """Fit on the corpus, then map it to token ids: ``fit(...).transform(...)``.
-
-        The corpus is tokenised once, for both.
-
-        Parameters
-        ----------
-        raw_documents : iterable of str
-            The training corpus, one document per entry.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        sequences : TokenSequences
-            The corpus's token ids and the fitted embedding table, as
-            :meth:`transform` returns them.
-        """
-        corpus = self._tokenize_all(raw_documents, "raw_documents")
-        self._fit(corpus)
-        return self._sequences(corpus, list)
-
-    def _fit(self, corpus):
-        """Build the vocabulary and the table from the corpus's token lists."""
+    def _fit_corpus(self, raw_documents):
+        """Fit on the corpus; return its token lists."""
+        documents = check_documents(raw_documents, self.encoding, "raw_documents")
+        corpus = list(iter_token_lists(documents, build_list_analyzer(self)))
         if not corpus:
             raise ValueError("raw_documents is empty: fit needs at least one document.")
         counts = Counter(chain.from_iterable(corpus))
@@ -640,6 +638,7 @@ class Word2VecVectorizer(
         self.embedding_ = np.zeros((len(words) + N_RESERVED, vectors.shape[1]), np.float32)
         self.embedding_[OOV_ID] = oov_row
         self.embedding_[N_RESERVED:] = vectors
+        return corpus
 
     def _train(self, corpus, counts, vector_size):
         """Train on the corpus: vocabulary words, their vectors and the OOV row."""
