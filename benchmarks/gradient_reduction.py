@@ -11,10 +11,7 @@ rounds, and prints the seconds each worker spent in skorch's ``partial_fit``
 (the architecture page's "Decisions"). Run it on an otherwise idle machine.
 """
 
-import argparse
 import time
-
-MODELS = {"lama": "LAMAClassifier", "fcsr": "FCSRClassifier", "duo": "DuoClassifier"}
 
 
 def _timed_workers(estimator, X, y):
@@ -37,26 +34,19 @@ def _timed_workers(estimator, X, y):
 
 
 def main(argv=None):
-    import sklearn_lama
     from sklearn_lama import Word2VecVectorizer
     from sklearn_lama.training import _distributed
 
-    from ._data import head, load
+    from ._drivers import read
 
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.gradient_reduction", description=__doc__.splitlines()[0]
+    args, make, X, y = read(
+        "python -m benchmarks.gradient_reduction",
+        __doc__.splitlines()[0],
+        argv,
+        model="lama",
+        rounds=2,
     )
-    parser.add_argument("--model", choices=sorted(MODELS), default="lama")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument(
-        "--corpus", default="mr", help="a name or path of benchmarks/_data.py (default: mr)"
-    )
-    parser.add_argument("--limit", type=int, help="training documents (default: all)")
-    args = parser.parse_args(argv)
-    X, y, _, _ = load(args.corpus)
-    X, y = head(X, y, args.limit)
     sequences = Word2VecVectorizer().fit(X).transform(X)
-    make = getattr(sklearn_lama, MODELS[args.model])
     averaging = _distributed.Workers.average_gradients
     for round_ in range(args.rounds):
         for label, average in (("averaged", averaging), ("not averaged", None)):

@@ -233,7 +233,7 @@ class DocumentEncoderMixin:
         Parameters
         ----------
         raw_documents : iterable of str
-            The training corpus, one document per entry.
+            The corpus to learn from and map, one document per entry.
         y : None
             Ignored.
 
