@@ -46,7 +46,7 @@ def main(argv=None):
         model="lama",
         rounds=2,
     )
-    sequences = Word2VecVectorizer().fit(X).transform(X)
+    sequences = Word2VecVectorizer().fit_transform(X)
     averaging = _distributed.Workers.average_gradients
     for round_ in range(args.rounds):
         for label, average in (("averaged", averaging), ("not averaged", None)):
