@@ -292,17 +292,45 @@ SCRIPT = textwrap.dedent(
     import numpy as np
     import torch.distributed as dist
     sys.path.insert(0, {root!r})
+    from sklearn.pipeline import make_pipeline
+    from sklearn_lama import DuoTranslator, MetaEmbeddingTransformer, Word2VecVectorizer
     from tests.test_data_parallel import IDS, Y, _lama
+    from tests.test_translator import BRIEF, EN, FR
 
     dist.init_process_group("gloo")
     try:
         _lama(n_workers=2).fit(IDS, Y)
     except ValueError as exc:
         assert "set n_workers=1" in str(exc)
+    rank = dist.get_rank()
     clf = _lama(batch_size=8, max_epochs=2).fit(IDS, Y)
-    np.save(os.path.join({out!r}, f"proba{{dist.get_rank()}}.npy"), clf.predict_proba(IDS))
-    np.save(os.path.join({out!r}, f"steps{{dist.get_rank()}}.npy"),
+    np.save(os.path.join({out!r}, f"proba{{rank}}.npy"), clf.predict_proba(IDS))
+    np.save(os.path.join({out!r}, f"steps{{rank}}.npy"),
             [len(e["batches"]) for e in clf.net_.history])
+    # Each rank passes its own part (rank 0 the first 30 rows, rank 1 the other 18): the
+    # fit trains on both, as the fit above on all of them.
+    part = slice(0, 30) if rank == 0 else slice(30, None)
+    shard = _lama(batch_size=8, max_epochs=2).fit(IDS[part], Y[part])
+    np.save(os.path.join({out!r}, f"shard{{rank}}.npy"), shard.predict_proba(IDS))
+    np.save(os.path.join({out!r}, f"whole{{rank}}.npy"), clf.predict_proba(IDS))
+    texts = [" ".join(f"w{{i}}" for i in row) for row in IDS]
+    words = dict(pretrained=None, vector_size=4, min_count=1, epochs=1, random_state=0)
+    whole = make_pipeline(Word2VecVectorizer(**words), _lama(max_epochs=1)).fit(texts, Y)
+    parts = make_pipeline(Word2VecVectorizer(**words), _lama(max_epochs=1))
+    parts.fit(texts[part], Y[part])
+    assert parts[0].vocabulary_ == whole[0].vocabulary_
+    sources = [("a", Word2VecVectorizer(**words)), ("b", Word2VecVectorizer(**words, sg=0))]
+    meta = MetaEmbeddingTransformer(sources, min_count=1, n_jobs=2)
+    assert len(meta.fit_transform(texts[part])) == len(texts[part])
+    alone = MetaEmbeddingTransformer(sources, min_count=1).fit(texts)
+    assert meta.vocabulary_ == alone.vocabulary_
+    np.save(os.path.join({out!r}, f"texts{{rank}}.npy"),
+            [whole.predict_proba(texts), parts.predict_proba(texts)])
+    half = slice(0, len(EN) // 2) if rank == 0 else slice(len(EN) // 2, None)
+    pairs = DuoTranslator(**BRIEF).fit(EN[half], FR[half])
+    np.save(os.path.join({out!r}, f"pairs{{rank}}.npy"),
+            np.array([pairs.predict(EN[:6]), DuoTranslator(**BRIEF).fit(EN, FR).predict(EN[:6])],
+                     dtype=str))
     dist.destroy_process_group()
     """
 )
@@ -349,6 +377,19 @@ def test_two_torchrun_nodes_train_one_model(tmp_path):
     steps = np.load(tmp_path / "steps0.npy")
     single = _lama(batch_size=16, max_epochs=2).fit(IDS, Y)
     assert steps.tolist() == [len(e["batches"]) for e in single.net_.history]
+    # Ranks that each passed a part trained, in the same process, the model of the whole.
+    for r in range(2):
+        shard, whole = (np.load(tmp_path / f"{kind}{r}.npy") for kind in ("shard", "whole"))
+        assert_identical(shard, whole, why=Exact.SAME_CALL)
+        whole_texts, parts_texts = np.load(tmp_path / f"texts{r}.npy")
+        assert_identical(parts_texts, whole_texts, why=Exact.SAME_CALL)
+    assert_identical(
+        np.load(tmp_path / "shard1.npy"), np.load(tmp_path / "shard0.npy"), why=Exact.COPY
+    )
+    # The translator's pairs were joined too.
+    for r in range(2):
+        parts_pairs, whole_pairs = np.load(tmp_path / f"pairs{r}.npy")
+        assert_identical(parts_pairs, whole_pairs, why=Exact.SAME_CALL)
 
 
 NCCL_SCRIPT = textwrap.dedent(
@@ -453,3 +494,42 @@ def test_cpu_workers_fork_from_a_process_that_used_cuda():
             assert "Autograd and Fork" in str(exc)
         else:
             assert len(clf.net_.history) == 2
+
+
+def test_parts_of_each_kind_join_in_rank_order():
+    import pandas as pd
+    import scipy.sparse as sp
+
+    from sklearn_lama.utils._shards import _join
+
+    for parts, want in [
+        ([["a", "b"], ["c"]], ["a", "b", "c"]),
+        ([np.arange(2), np.arange(2, 5)], np.arange(5)),
+        ([pd.Series(["a"], index=[7]), pd.Series(["b"], index=[7])], pd.Series(["a", "b"])),
+        ([sp.csr_matrix(np.eye(2)), sp.csr_matrix([[1, 1]])], np.vstack([np.eye(2), [1, 1]])),
+    ]:
+        joined = _join(parts, "X")
+        joined = joined.toarray() if sp.issparse(joined) else joined
+        assert_identical(np.asarray(joined), np.asarray(want), why=Exact.COPY)
+    assert _join([None, None], "sample_weight") is None
+    with pytest.raises(ValueError, match="sample_weight was passed on some ranks"):
+        _join([None, np.ones(2)], "sample_weight")
+    with pytest.raises(TypeError, match="passed X of different types"):
+        _join([["a"], np.array(["b"])], "X")
+
+
+def test_outside_a_group_and_in_a_group_of_one_the_data_stays_as_passed(tmp_path):
+    import torch.distributed as dist
+
+    from sklearn_lama.utils._shards import joined_shards
+
+    data = (IDS, Y, None)
+    assert joined_shards(data, ("X", "y", "sample_weight")) == (data, slice(None))
+    dist.init_process_group(
+        "gloo", store=dist.FileStore(str(tmp_path / "store"), 1), rank=0, world_size=1
+    )
+    try:
+        joined, rows = joined_shards(data, ("X", "y", "sample_weight"))
+    finally:
+        dist.destroy_process_group()
+    assert joined is data and rows == slice(None)

@@ -116,6 +116,23 @@ def test_hstack_appends_side_features_sharing_ids_and_tables():
     assert restored.side.tolist() == joined.side.tolist() and restored.shape == (3, 4)
 
 
+def test_concatenate_joins_the_documents_of_containers_over_one_vocabulary():
+    seqs = np.hstack([small_sequences(), np.arange(6).reshape(3, 2)])
+    joined = np.concatenate([seqs[[2]], seqs[[0, 1]]])
+    assert isinstance(joined, TokenSequences) and joined.tables[0] is TABLE
+    want = seqs[[2, 0, 1]]
+    assert_identical(joined.ids, want.ids, why=Exact.DISCRETE)
+    assert_identical(joined.offsets, want.offsets, why=Exact.DISCRETE)
+    assert_identical(joined.side, want.side, why=Exact.COPY)
+    with pytest.raises(ValueError, match="different vocabularies"):
+        other = TokenSequences(seqs.ids, seqs.offsets, seqs.tables, "another", side=seqs.side)
+        np.concatenate([seqs, other])
+    with pytest.raises(ValueError, match="different side features"):
+        np.concatenate([seqs, small_sequences()])
+    with pytest.raises(TypeError, match="only with other TokenSequences"):
+        np.concatenate([seqs, np.ones((3, 3))])
+
+
 def test_frames_name_their_side_features():
     seqs = small_sequences()
     joined = np.hstack([seqs, pd.DataFrame({"age": [1.0, 2.0, 3.0]})])

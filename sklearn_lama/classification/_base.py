@@ -29,6 +29,7 @@ from ..training._inference import run_sorted
 from ..training._net import make_classifier_net, training_state
 from ..training._parameters import OPTIMIZERS, PRECISIONS, TRAINING_CONSTRAINTS
 from ..training._splits import hold_out
+from ..utils._shards import joined_shards
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -246,6 +247,9 @@ class BaseSequenceClassifier(TrainedMixin, PortableState, ClassifierMixin, BaseE
                 "classes must be passed on the first call to partial_fit: every "
                 "label the estimator will see, e.g. classes=np.unique(y_all)."
             )
+        # Under torchrun, ranks that pass different parts of the training set train on them all.
+        names = ("X", "y", "sample_weight")
+        (X, y, sample_weight), _ = joined_shards((X, y, sample_weight), names)
         with fitting(config) as seed:
             adapter, batches, y, budget = self._read(X, y, reset=not resume)
             if sample_weight is not None:

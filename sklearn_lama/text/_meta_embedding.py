@@ -11,10 +11,11 @@ from sklearn.base import TransformerMixin, clone
 
 from ..utils._compatibility import migration
 from ..utils._persistence import register
+from ..utils._shards import group_size
 from ..utils._sklearn_compat import _BaseComposition, _fit_context
 from ..utils._state import PortableState
 from ._sequences import N_RESERVED, OOV_ID
-from ._text import build_list_analyzer, check_documents, iter_token_lists
+from ._text import build_list_analyzer, iter_token_lists
 from ._vectorizer import TOKENIZATION_CONSTRAINTS, DocumentEncoderMixin, progress_sink
 
 __all__ = ["MetaEmbeddingTransformer"]
@@ -217,13 +218,12 @@ class MetaEmbeddingTransformer(
         -------
         self : MetaEmbeddingTransformer
         """
-        self._fit_corpus(raw_documents)
+        self._fit_documents(raw_documents)
         return self
 
-    def _fit_corpus(self, raw_documents):
+    def _fit_corpus(self, documents):
         """Fit every source and align their tables; return the corpus's token lists."""
         self._check_sources()
-        documents = check_documents(raw_documents, self.encoding, "raw_documents")
         if not documents:
             raise ValueError("raw_documents is empty: fit needs at least one document.")
         corpus = list(iter_token_lists(documents, build_list_analyzer(self)))
@@ -241,7 +241,10 @@ class MetaEmbeddingTransformer(
         if sink is not None:
             sink(f"{len(words):,} words seen at least min_count={self.min_count} times")
         start = time.perf_counter()
-        fitted_sources = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+        # Under torchrun each source's fit compares its corpus over the ranks: the
+        # collectives must come in the same order on every rank, so one after another.
+        n_jobs = 1 if group_size() else self.n_jobs
+        fitted_sources = Parallel(n_jobs=n_jobs, prefer="threads")(
             delayed(_fit_timed)(source, documents) for _, source in self.sources
         )
         tables, coverage, pretrained = [], {}, []

@@ -61,6 +61,8 @@ class TokenSequences:
     of a container and 2-D arrays (what the column transformer calls on its
     transformers' dense outputs) returns the container with the arrays
     appended to its side features, its ids and tables shared, not copied.
+    ``numpy.concatenate`` of containers over one vocabulary (with the same
+    side features) returns one container of their documents in turn.
     Converting a container to a numpy array is refused: a document is not a
     number.
 
@@ -218,6 +220,8 @@ class TokenSequences:
         # ColumnTransformer joins its transformers' dense outputs with np.hstack.
         if func is np.hstack:
             return _join_columns(*args, **kwargs)
+        if func is np.concatenate:
+            return _join_rows(*args, **kwargs)
         raise TypeError(f"numpy.{func.__name__} does not apply to TokenSequences.")
 
     def document(self, i):
@@ -319,6 +323,40 @@ def _join_columns(arrays, dtype=None, casting="same_kind"):
         names = None if columns is None else [str(c) for c in columns]
         joined = joined.with_side(values, names)
     return joined
+
+
+def _join_rows(parts, axis=0):
+    """``np.concatenate`` of :class:`TokenSequences` over one vocabulary: all their documents."""
+    parts = list(parts)
+    if axis != 0 or not all(isinstance(p, TokenSequences) for p in parts):
+        raise TypeError(
+            "numpy.concatenate joins TokenSequences only with other TokenSequences, "
+            "along the documents (axis=0)."
+        )
+    first = parts[0]
+    if len({p.vocabulary_id for p in parts}) != 1:
+        raise ValueError(
+            "TokenSequences over different vocabularies cannot be joined: their ids "
+            "refer to different words. Fit one vectorizer and transform every part with it."
+        )
+    if len({p.n_side for p in parts}) != 1 or len({p.side_names for p in parts}) != 1:
+        raise ValueError(
+            "TokenSequences with different side features cannot be joined; got "
+            f"{sorted({p.n_side for p in parts})} side features."
+        )
+    sizes = np.array([0] + [p.ids.size for p in parts], dtype=np.int64)
+    offsets = [first.offsets[:1]] + [
+        p.offsets[1:] + start for p, start in zip(parts, np.cumsum(sizes)[:-1])
+    ]
+    return TokenSequences(
+        np.concatenate([p.ids for p in parts]),
+        np.concatenate(offsets),
+        first.tables,
+        first.vocabulary_id,
+        first.pretrained,
+        None if first.side is None else np.concatenate([p.side for p in parts]),
+        first.side_names,
+    )
 
 
 def pad_ragged(ids, offsets, index, min_len=1):

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._compatibility import migration
 from ..utils._persistence import register
 from ..utils._random import derive_seed
+from ..utils._shards import joined_shards
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._state import PortableState
 from ._pretrained import locate
@@ -184,11 +185,22 @@ class _EpochReport:
 class DocumentEncoderMixin:
     """``transform`` of the text transformers: documents to ids over ``vocabulary_``.
 
-    The class provides the tokenisation parameters, ``_fit_corpus(raw_documents)``
-    (the fit, returning the corpus's token lists), ``vocabulary_``,
+    The class provides the tokenisation parameters, ``_fit_corpus(documents)``
+    (the fit on a checked list of documents, returning their token lists), ``vocabulary_``,
     ``vocabulary_id_``, ``_tables()`` (the embedding tables to attach) and
     ``_pretrained_tables()`` (whether each holds pretrained vectors).
     """
+
+    def _fit_documents(self, raw_documents):
+        """Fit on ``raw_documents``; return their token lists.
+
+        Under a ``torchrun`` group whose ranks pass different parts of the
+        corpus, the fit reads every rank's part (so that every rank learns
+        the same vocabulary and vectors) and returns this rank's token lists.
+        """
+        documents = check_documents(raw_documents, self.encoding, "raw_documents")
+        (documents,), rows = joined_shards((documents,), ("raw_documents",))
+        return self._fit_corpus(documents)[rows]
 
     def _set_vocabulary(self, words):
         """Set ``vocabulary_`` (ids from 2, in the order of ``words``) and its fingerprint."""
@@ -243,7 +255,7 @@ class DocumentEncoderMixin:
             The corpus's token ids and the fitted embedding table(s), as
             :meth:`transform` returns them.
         """
-        return self._sequences(self._fit_corpus(raw_documents), list)
+        return self._sequences(self._fit_documents(raw_documents), list)
 
     def _sequences(self, documents, split):
         """The :class:`~sklearn_lama.TokenSequences` of ``documents``, tokenised by ``split``."""
@@ -604,12 +616,11 @@ class Word2VecVectorizer(
         -------
         self : Word2VecVectorizer
         """
-        self._fit_corpus(raw_documents)
+        self._fit_documents(raw_documents)
         return self
 
-    def _fit_corpus(self, raw_documents):
-        """Fit on the corpus; return its token lists."""
-        documents = check_documents(raw_documents, self.encoding, "raw_documents")
+    def _fit_corpus(self, documents):
+        """Fit on the corpus (a list of ``str``); return its token lists."""
         corpus = list(iter_token_lists(documents, build_list_analyzer(self)))
         if not corpus:
             raise ValueError("raw_documents is empty: fit needs at least one document.")

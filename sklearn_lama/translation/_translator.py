@@ -22,6 +22,7 @@ from ..training._parameters import TRAINING_CONSTRAINTS
 from ..training._seq2seq import make_translation_net, schedule_callback
 from ..training._splits import RowSplit, hold_out
 from ..utils._persistence import register
+from ..utils._shards import joined_shards
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._state import PortableState, proto_array
 from ..utils._threads import resolve_threads, torch_threads
@@ -500,6 +501,8 @@ class DuoTranslator(TrainedMixin, PortableState, BaseEstimator):
             raise ValueError(f"n_heads={self.n_heads} must divide d_model={self.d_model}.")
         config = self._training_config()
         resume = continues(config, hasattr(self, "net_"))
+        # Under torchrun, ranks that pass different parts of the pairs train on them all.
+        (X, y), _ = joined_shards((X, y), ("X", "y"))
         with fitting(config) as seed:
             X = self._check_X(X, fitted=resume)
             y = self._check_pairs(X, y)
