@@ -23,6 +23,7 @@ from tests._tolerances import (
     assert_identical,
     assert_within,
     chained_bound,
+    estimator_decision_bound,
     estimator_probability_bound,
 )
 
@@ -208,6 +209,46 @@ def test_workers_stop_together_on_the_hold_out_accuracy():
     # Stopped after ``patience`` epochs that did not raise rank 0's accuracy.
     assert clf.n_epochs_ == best + 1 + 2 < 200
     assert all(a <= accuracies[best] for a in accuracies[best + 1 :])
+
+
+class _CountValidated(Callback):
+    """Records ``validated``: the validation batches this worker ran the network on."""
+
+    def on_epoch_end(self, net, **kwargs):
+        net.history.record("validated", getattr(net, "validated_", 0))
+        net.validated_ = 0
+
+
+def test_each_worker_validates_its_share_and_records_every_batch(monkeypatch):
+    from sklearn_lama.training._net import PenalisedNet
+
+    validation_step = PenalisedNet.validation_step
+
+    def counted(net, batch, **kwargs):
+        net.validated_ = getattr(net, "validated_", 0) + 1
+        return validation_step(net, batch, **kwargs)
+
+    monkeypatch.setattr(PenalisedNet, "validation_step", counted)
+    # No step (lr 1e-30): both fits validate the weights they started from.
+    held = {"early_stopping": True, "validation_fraction": 0.5, "inference_batch_size": 4}
+    still = {**STEP, "lr": 1e-30}
+    two = _lama(n_workers=2, batch_size=4, callbacks=[_CountValidated()], **still)
+    one = _lama(batch_size=8, **still)
+    with time_limit(LIMIT):
+        two.set_params(**held).fit(IDS, Y)
+    one.set_params(**held).fit(IDS, Y)
+    batches = [b for b in two.net_.history[-1, "batches"] if "valid_loss" in b]
+    assert len(batches) >= 4
+    # Rank 0 ran every other validation batch, and recorded all of them.
+    assert two.net_.history[-1, "validated"] == (len(batches) + 1) // 2
+    # Other batch compositions: the mean loss moves at most as a logit difference does.
+    bound = estimator_decision_bound(one, IDS, n=64, depth=2 * IDS.shape[1] + 8)
+    for key in ("valid_loss", "valid_acc"):
+        got, want = two.net_.history[-1, key], one.net_.history[-1, key]
+        if key == "valid_loss":
+            assert_within(np.array(got), np.array(want), np.max(bound) + 4 * U * abs(want))
+        else:
+            assert got == want
 
 
 def test_checkpoints_of_workers_load_and_resume(tmp_path):

@@ -6,9 +6,10 @@ token budget), and each worker trains on every ``k``-th of its documents;
 after the backward pass the workers' gradients are averaged, each weighed
 by the documents (the translator: the target tokens) it trained on, with one
 ``all_reduce`` of :mod:`torch.distributed`, so that every worker takes the
-same step, the one a single worker would take on the whole batch. Validation
-runs whole on every worker, the workers agree on when an epoch is cut short
-(the time budget), and rank 0 alone writes checkpoints and progress.
+same step, the one a single worker would take on the whole batch. Each
+worker validates its share of the validation batches and the workers
+exchange the results, they agree on when an epoch is cut short (the time
+budget), and rank 0 alone writes checkpoints and progress.
 
 The workers are either started by ``fit`` itself on this machine
 (:func:`run_workers`: ``n_workers`` processes forked from the caller, one
@@ -91,6 +92,12 @@ class Workers:
         value = torch.tensor([int(bool(flag))], device=self.device)
         dist.all_reduce(value, op=dist.ReduceOp.MAX)
         return bool(value.item())
+
+    def gathered(self, value):
+        """Every worker's ``value`` (any picklable object), by rank, on every worker."""
+        values = [None] * self.size
+        dist.all_gather_object(values, value)
+        return values
 
     def shared(self, value):
         """Rank 0's ``value`` (any picklable object), on every worker."""

@@ -56,7 +56,8 @@ class NetMixin:
     backward pass the gradients are replaced by the workers' mean, each
     weighed by the net's ``batch_weight(batch)`` (what its loss is a mean
     over); the workers agree on where an epoch is
-    cut, and take rank 0's validation losses and accuracy.
+    cut, and each validates its share of the validation batches, the
+    workers exchanging their losses and predictions (:meth:`validation_record`).
     """
 
     def __init__(self, *args, precision="32", workers=None, **kwargs):
@@ -144,14 +145,39 @@ class NetMixin:
     def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
         if training and iterator is not None:
             iterator = self._until_cut(iterator)
+        elif iterator is not None and self.workers is not None:
+            # Each worker validates its share of the batches, and every worker records
+            # all of them: the same losses and scores everywhere, so they stop together.
+            iterator = list(iterator)
+            step_fn = self._shared_steps(iterator, step_fn, **fit_params)
         super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
-        if not training and iterator is not None and self.workers is not None:
-            # The same losses on every worker, so that they stop at the same epoch.
-            batches = self.history[-1, "batches"]
-            losses = self.workers.shared([batch.get(f"{prefix}_loss") for batch in batches])
-            for batch, loss in zip(batches, losses):
-                if loss is not None:
-                    batch[f"{prefix}_loss"] = loss
+
+    def _shared_steps(self, batches, step_fn, **fit_params):
+        """A step function returning, batch after batch, the workers' steps of ``batches``.
+
+        Worker ``r`` of ``k`` runs ``step_fn`` on batches ``r``, ``r + k``, ...;
+        the workers then exchange what :meth:`validation_record` keeps of them.
+        """
+        rank, size = self.workers.rank, self.workers.size
+        mine = {
+            i: self.validation_record(step_fn(batch, **fit_params))
+            for i, batch in enumerate(batches)
+            if i % size == rank
+        }
+        steps = {}
+        for part in self.workers.gathered(mine):
+            steps.update(part)
+        order = iter(range(len(batches)))
+        return lambda batch, **_: steps[next(order)]
+
+    def validation_record(self, step):
+        """What the other workers get of a validation ``step``: loss and predictions, on the CPU.
+
+        The predictions are what the epoch's scores (``valid_acc``) read.
+        """
+        y_pred = _detached(step["y_pred"])
+        y_pred = tuple(p.cpu() for p in y_pred) if isinstance(y_pred, tuple) else y_pred.cpu()
+        return {"loss": step["loss"].detach().cpu(), "y_pred": y_pred}
 
     def _until_cut(self, batches):
         """The epoch's training batches, up to the one after which a callback ends the epoch."""
@@ -173,12 +199,6 @@ def _accuracy(net, X, y):
     """
     logits = torch.cat([out[0] for out in net.forward_iter(X, training=False)])
     return net.target.accuracy(logits.detach().cpu().numpy(), np.asarray(y))
-
-
-def _validation_accuracy(net, X, y):
-    """:func:`_accuracy` of the hold-out; over several workers, rank 0's (as its losses)."""
-    score = _accuracy(net, X, y)
-    return score if net.workers is None else net.workers.shared(score)
 
 
 class PenalisedNet(NetMixin, NeuralNetClassifier):
@@ -205,8 +225,7 @@ class PenalisedNet(NetMixin, NeuralNetClassifier):
 
     def get_default_callbacks(self):
         def scoring(name, on_train):
-            score = _accuracy if on_train else _validation_accuracy
-            return EpochScoring(score, name=name, on_train=on_train, lower_is_better=False)
+            return EpochScoring(_accuracy, name=name, on_train=on_train, lower_is_better=False)
 
         callbacks = [
             (name, scoring(name, False) if name == "valid_acc" else callback)

@@ -78,6 +78,10 @@ class TranslationNet(NetMixin, NeuralNet):
         """What the loss of ``batch`` is a mean over: its target tokens."""
         return int((batch[1] != PAD_ID).sum())
 
+    def validation_record(self, step):
+        """A validation ``step``'s loss, for the other workers; no scores read its logits."""
+        return {"loss": step["loss"].detach().cpu(), "y_pred": None}
+
     def on_batch_end(self, net, batch=None, training=False, **kwargs):
         # The epoch's mean loss weighs each batch by this "size": its target tokens.
         prefix = "train" if training else "valid"
