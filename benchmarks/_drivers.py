@@ -1,4 +1,4 @@
-"""The command line of the one-model drivers (``gradient_reduction``, ``preparation``)."""
+"""The command line of the one-model drivers: gradient_reduction, preparation, validation."""
 
 import argparse
 
