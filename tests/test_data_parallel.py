@@ -131,6 +131,31 @@ def test_a_group_of_one_process_trains_through_its_collectives(tmp_path, monkeyp
     _assert_one_step(grouped, X, y)
 
 
+@pytest.mark.parametrize("max_time", [None, 1e6])
+def test_workers_agree_after_each_batch_only_under_a_time_budget(tmp_path, monkeypatch, max_time):
+    # A collective per step is a wait per step: the gradients' average, and under a
+    # budget whether any worker has spent it (then also once per epoch).
+    import torch.distributed as dist
+
+    reduced = []
+    all_reduce = dist.all_reduce
+
+    def counted(*args, **kwargs):
+        reduced.append(1)
+        return all_reduce(*args, **kwargs)
+
+    monkeypatch.setattr(dist, "all_reduce", counted)
+    store = dist.FileStore(str(tmp_path / "store"), 1)
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    try:
+        clf = _lama(batch_size=8, max_epochs=2, max_time=max_time).fit(IDS, Y)
+    finally:
+        dist.destroy_process_group()
+    steps = sum(len(e["batches"]) for e in clf.net_.history)
+    epochs = len(clf.net_.history)
+    assert len(reduced) == (steps if max_time is None else 2 * steps + epochs)
+
+
 class _Fake:
     """A stand-in for the workers of a group: rank, size, and rank 0's seed everywhere."""
 

@@ -47,6 +47,10 @@ class EpochCut(Callback):
         """Whether the current epoch's training ends after the batch just done."""
         return False
 
+    def may_end_epochs(self):
+        """Whether :meth:`ends_epoch` can be True in this fit; the workers agree on it if so."""
+        return True
+
 
 class TimeBudget(EpochCut):
     """The training time of a fit, recorded per epoch as ``seconds``, and a budget on it.
@@ -96,8 +100,11 @@ class TimeBudget(EpochCut):
     def ends_epoch(self, net):
         return self.exhausted_
 
+    def may_end_epochs(self):
+        return self.max_time is not None
+
     def on_epoch_end(self, net, **kwargs):
-        if net.workers is not None:
+        if net.workers is not None and self.may_end_epochs():
             # Every worker stops when one's budget is spent.
             self.exhausted_ = net.workers.any(self.exhausted_)
         if self.exhausted_:

@@ -182,6 +182,11 @@ class NetMixin:
     def _until_cut(self, batches):
         """The epoch's training batches, up to the one after which a callback ends the epoch."""
         cuts = [cb for _, cb in self.callbacks_ if isinstance(cb, EpochCut)]
+        cuts = [cb for cb in cuts if cb.may_end_epochs()]
+        if not cuts:
+            # Nothing can cut the epoch: the workers need not agree after every batch.
+            yield from batches
+            return
         for batch in batches:
             yield batch
             ends = any(cb.ends_epoch(self) for cb in cuts)
