@@ -1,5 +1,6 @@
 """Data-parallel training (``n_workers``, torchrun): one step, shards, faults, checkpoints."""
 
+import functools
 import os
 import socket
 import subprocess
@@ -107,9 +108,8 @@ def test_two_workers_at_half_the_batch_take_one_workers_step():
     _assert_one_step(two, X, y)
 
 
-def test_a_group_of_one_process_trains_through_its_collectives(tmp_path, monkeypatch):
-    # torchrun --nproc-per-node=1 (on one GPU, the NCCL path): fit trains over
-    # the group of one, its gradients averaged by the group's collective.
+def _in_a_group_of_one(tmp_path, monkeypatch, work):
+    """``work()`` in a gloo group of this process alone: its result and ``all_reduce`` calls."""
     import torch.distributed as dist
 
     reduced = []
@@ -120,13 +120,21 @@ def test_a_group_of_one_process_trains_through_its_collectives(tmp_path, monkeyp
         return all_reduce(*args, **kwargs)
 
     monkeypatch.setattr(dist, "all_reduce", counted)
-    X, y = IDS[:16], Y[:16]
     store = dist.FileStore(str(tmp_path / "store"), 1)
     dist.init_process_group("gloo", store=store, rank=0, world_size=1)
     try:
-        grouped = _lama(batch_size=16, **STEP).fit(X, y)
+        return work(), len(reduced)
     finally:
         dist.destroy_process_group()
+
+
+def test_a_group_of_one_process_trains_through_its_collectives(tmp_path, monkeypatch):
+    # torchrun --nproc-per-node=1 (on one GPU, the NCCL path): fit trains over
+    # the group of one, its gradients averaged by the group's collective.
+    X, y = IDS[:16], Y[:16]
+    grouped, reduced = _in_a_group_of_one(
+        tmp_path, monkeypatch, lambda: _lama(batch_size=16, **STEP).fit(X, y)
+    )
     assert reduced
     _assert_one_step(grouped, X, y)
 
@@ -135,25 +143,14 @@ def test_a_group_of_one_process_trains_through_its_collectives(tmp_path, monkeyp
 def test_workers_agree_after_each_batch_only_under_a_time_budget(tmp_path, monkeypatch, max_time):
     # A collective per step is a wait per step: the gradients' average, and under a
     # budget whether any worker has spent it (then also once per epoch).
-    import torch.distributed as dist
-
-    reduced = []
-    all_reduce = dist.all_reduce
-
-    def counted(*args, **kwargs):
-        reduced.append(1)
-        return all_reduce(*args, **kwargs)
-
-    monkeypatch.setattr(dist, "all_reduce", counted)
-    store = dist.FileStore(str(tmp_path / "store"), 1)
-    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
-    try:
-        clf = _lama(batch_size=8, max_epochs=2, max_time=max_time).fit(IDS, Y)
-    finally:
-        dist.destroy_process_group()
+    clf, reduced = _in_a_group_of_one(
+        tmp_path,
+        monkeypatch,
+        lambda: _lama(batch_size=8, max_epochs=2, max_time=max_time).fit(IDS, Y),
+    )
     steps = sum(len(e["batches"]) for e in clf.net_.history)
     epochs = len(clf.net_.history)
-    assert len(reduced) == (steps if max_time is None else 2 * steps + epochs)
+    assert reduced == (steps if max_time is None else 2 * steps + epochs)
 
 
 class _Fake:
@@ -584,18 +581,11 @@ def test_parts_of_each_kind_join_in_rank_order():
         _join([["a"], np.array(["b"])], "X")
 
 
-def test_outside_a_group_and_in_a_group_of_one_the_data_stays_as_passed(tmp_path):
-    import torch.distributed as dist
-
+def test_outside_a_group_and_in_a_group_of_one_the_data_stays_as_passed(tmp_path, monkeypatch):
     from sklearn_lama.utils._shards import joined_shards
 
-    data = (IDS, Y, None)
-    assert joined_shards(data, ("X", "y", "sample_weight")) == (data, slice(None))
-    dist.init_process_group(
-        "gloo", store=dist.FileStore(str(tmp_path / "store"), 1), rank=0, world_size=1
-    )
-    try:
-        joined, rows = joined_shards(data, ("X", "y", "sample_weight"))
-    finally:
-        dist.destroy_process_group()
+    data, names = (IDS, Y, None), ("X", "y", "sample_weight")
+    assert joined_shards(data, names) == (data, slice(None))
+    work = functools.partial(joined_shards, data, names)
+    (joined, rows), _ = _in_a_group_of_one(tmp_path, monkeypatch, work)
     assert joined is data and rows == slice(None)
