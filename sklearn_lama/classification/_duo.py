@@ -275,7 +275,8 @@ class DuoClassifier(BaseSequenceClassifier):
         this process (Linux), the torch threads divided among them; a
         negative value counts from the given CPUs (-1: one per CPU). In a
         script started by a launcher (``torchrun``) that initialised a
-        process group, ``fit`` trains over the group's processes instead and
+        process group, ``fit`` trains over the group's processes instead
+        (each passing the whole training set or its own part) and
         ``n_workers`` must be 1. See the user guide's "Scaling out" page.
     max_batch_tokens : int, default=32768
         Budget of padded tokens (documents x longest length) of every batch,

@@ -178,8 +178,9 @@ class HoldOutStopping(EarlyStopping):
     do not. The weights restored at the end are those of the best score
     (the first epoch that reached it), even when it was better by less than
     ``tol`` (skorch's ``threshold`` would restore the last epoch that
-    improved by more). Over several workers the nets record rank 0's
-    validation scores, so that all stop at the same epoch with the same weights.
+    improved by more). Over several workers every net records every
+    validation batch (each worker validates its share, the workers exchange
+    them), so that all stop at the same epoch with the same weights.
 
     Parameters
     ----------
