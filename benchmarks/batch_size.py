@@ -15,6 +15,8 @@ import argparse
 import concurrent.futures
 import multiprocessing
 
+from ._drivers import MODELS
+
 
 def _cell(model, corpus, limit, batch_size, seed):
     from .workers import fit_on_hold_out
@@ -27,7 +29,7 @@ def _cell(model, corpus, limit, batch_size, seed):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks.batch_size", description=__doc__)
-    parser.add_argument("--model", default="lama", choices=["lama", "fcsr", "duo"])
+    parser.add_argument("--model", default="lama", choices=sorted(MODELS))
     parser.add_argument("--corpus", required=True)
     parser.add_argument("--limit", type=int)
     parser.add_argument("--batch", type=int, action="append")

@@ -344,10 +344,8 @@ def _join_rows(parts, axis=0):
             "TokenSequences with different side features cannot be joined; got "
             f"{sorted({p.n_side for p in parts})} side features."
         )
-    sizes = np.array([0] + [p.ids.size for p in parts], dtype=np.int64)
-    offsets = [first.offsets[:1]] + [
-        p.offsets[1:] + start for p, start in zip(parts, np.cumsum(sizes)[:-1])
-    ]
+    starts = np.cumsum([0] + [p.ids.size for p in parts[:-1]], dtype=np.int64)
+    offsets = [first.offsets[:1]] + [p.offsets[1:] + s for p, s in zip(parts, starts)]
     return TokenSequences(
         np.concatenate([p.ids for p in parts]),
         np.concatenate(offsets),

@@ -66,14 +66,14 @@ def _n_rows(value):
 
 def _join(parts, name):
     """The ranks' ``parts`` of one input, one after another."""
-    first = parts[0]
-    if first is None or any(p is None for p in parts):
-        if any(p is not None for p in parts):
+    if any(p is None for p in parts):
+        if not all(p is None for p in parts):
             raise ValueError(
                 f"{name} was passed on some ranks of the torch.distributed group and not on "
                 "others; pass it on every rank, or on none."
             )
         return None
+    first = parts[0]
     if any(type(p) is not type(first) for p in parts):
         raise TypeError(
             f"The ranks of the torch.distributed group passed {name} of different types "
