@@ -71,10 +71,12 @@ def curve(threads):
     return [[1, None, None]] + [[k, None, k] for k in counts]
 
 
-def fit_on_hold_out(model, corpus, train_limit, seed, **params):
+def fit_on_hold_out(model, corpus, train_limit, seed, pipeline_params=None, **params):
     """Fit ``model`` with ``params`` on 80 % of the training split, score it on the rest.
 
-    Returns the pipeline and ``{"seconds", "accuracy", "n_fit"}`` (in a child process).
+    ``params`` go to the classifier, ``pipeline_params`` (e.g. ``{"emb__max_len":
+    512}``) to the pipeline's ``set_params``. Returns the pipeline and
+    ``{"seconds", "accuracy", "n_fit"}`` (in a child process).
     """
     import time
 
@@ -89,7 +91,7 @@ def fit_on_hold_out(model, corpus, train_limit, seed, **params):
     X_fit, X_hold, y_fit, y_hold = train_test_split(
         X, y, test_size=0.2, stratify=y, random_state=seed
     )
-    pipe = make(model, seed=seed, **params)
+    pipe = make(model, seed=seed, **params).set_params(**(pipeline_params or {}))
     start = time.perf_counter()
     pipe.fit(X_fit, y_fit)
     seconds = time.perf_counter() - start
