@@ -19,15 +19,20 @@ import argparse
 import ast
 
 
+def literal(text):
+    """A value given on the command line: a Python literal, else the text."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
 def setting(text):
-    """``NAME=VALUE`` of ``--set`` as ``(name, value)``: a Python literal, else the text."""
+    """``NAME=VALUE`` of ``--set`` as ``(name, value)``: the value a :func:`literal`."""
     name, sep, value = text.partition("=")
     if not sep or not name.isidentifier():
         raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE (e.g. tol=0.001)")
-    try:
-        return name, ast.literal_eval(value)
-    except (ValueError, SyntaxError):
-        return name, value
+    return name, literal(value)
 
 
 # The options of every part: flag, argparse keyword arguments and help.

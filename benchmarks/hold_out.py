@@ -17,7 +17,7 @@ import concurrent.futures
 import multiprocessing
 
 from ._drivers import MODELS
-from ._options import setting
+from ._options import literal
 
 
 def _cell(model, corpus, limit, param, value, seed):
@@ -36,12 +36,16 @@ def main(argv=None):
     parser.add_argument("--limit", type=int)
     parser.add_argument("--param", required=True, help="a pipeline parameter, e.g. emb__max_len")
     parser.add_argument(
-        "--value", action="append", required=True, help="a value of --param; repeatable"
+        "--value",
+        action="append",
+        required=True,
+        type=literal,
+        help="a value of --param (a Python literal, else a string); repeatable",
     )
     parser.add_argument("--seed", type=int, action="append")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
-    values = [setting(f"value={text}")[1] for text in args.value]
+    values = args.value
     seeds = args.seed or [0, 1, 2]
     cells = [(v, s) for s in seeds for v in values]
     context = multiprocessing.get_context("spawn")
