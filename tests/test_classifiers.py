@@ -158,11 +158,15 @@ def test_verbose_prints_progress_per_epoch(kind, toy_corpus, capsys):
 
 
 class _ProgressAtEpochEnd(Callback):
-    """Records the progress bar's count and total when each epoch ends (before it closes)."""
+    """Records the progress bar's count and total in each epoch's ``progress`` (before it closes).
+
+    In the net's history, which a fit over workers brings back from the first
+    (the only one with a bar).
+    """
 
     def on_epoch_end(self, net, **kwargs):
-        bar = next(cb for _, cb in net.callbacks_ if isinstance(cb, SampleProgressBar)).pbar_
-        self.seen_ = [*getattr(self, "seen_", []), (bar.n, bar.total)]
+        for bar in (cb.pbar_ for _, cb in net.callbacks_ if isinstance(cb, SampleProgressBar)):
+            net.history.record("progress", (bar.n, bar.total))
 
 
 def test_progress_counts_every_sample_whatever_the_batches(kind, toy_corpus):
@@ -172,7 +176,7 @@ def test_progress_counts_every_sample_whatever_the_batches(kind, toy_corpus):
     progress = _ProgressAtEpochEnd()
     model = make_pipeline(kind, max_epochs=2, verbose=1, max_batch_tokens=64, callbacks=[progress])
     model.fit(texts, labels)
-    assert progress.seen_ == [(len(texts), len(texts))] * 2
+    assert model[-1].net_.history[:, "progress"] == [(len(texts), len(texts))] * 2
 
 
 def test_progress_in_a_notebook_without_widgets_is_the_text_bar(toy_corpus, monkeypatch, capsys):

@@ -273,6 +273,19 @@ def test_each_worker_validates_its_share_and_records_every_batch(monkeypatch):
             assert got == want
 
 
+def test_the_progress_bar_of_workers_counts_every_workers_samples():
+    # Rank 0 trains on its share of each step (9 documents of 18, then 10 of the last
+    # 19: 37 training documents) and validates every batch: its bar still ends each
+    # epoch at the whole sets' total.
+    from .test_classifiers import _ProgressAtEpochEnd
+
+    held = {"early_stopping": True, "validation_fraction": 0.22, "max_epochs": 2}
+    clf = _lama(n_workers=2, batch_size=9, verbose=1, callbacks=[_ProgressAtEpochEnd()])
+    with time_limit(LIMIT):
+        clf.set_params(**held).fit(IDS, Y)
+    assert clf.net_.history[:, "progress"] == [(len(IDS), len(IDS))] * 2
+
+
 def test_checkpoints_of_workers_load_and_resume(tmp_path):
     path = tmp_path / "lama.safetensors"
     with time_limit(LIMIT):

@@ -16,6 +16,7 @@ from ..utils._persistence import check_writable
 
 __all__ = [
     "EpochCut",
+    "GROUP_SAMPLES",
     "HoldOutStopping",
     "SCORES",
     "SampleProgressBar",
@@ -111,6 +112,11 @@ class TimeBudget(EpochCut):
             raise KeyboardInterrupt
 
 
+#: The key of a training batch's history holding the step's samples over every worker
+#: (recorded by a net that trains over several, whose batches are its shares).
+GROUP_SAMPLES = "group_samples"
+
+
 class SampleProgressBar(Callback):
     """A progress bar over each epoch that counts its samples rather than its batches.
 
@@ -119,7 +125,9 @@ class SampleProgressBar(Callback):
     known only once its shuffled batches are drawn. The samples (documents,
     or sentence pairs) of the training and validation sets are known when the
     epoch begins: the bar's total is their sum, and each batch advances it by
-    the samples it holds (the length of its targets). Its postfix shows the
+    the samples it holds (the length of its targets), a training step over
+    several workers by the samples of every worker's share
+    (:data:`GROUP_SAMPLES`). Its postfix shows the
     last batch's ``train_loss`` or ``valid_loss``, and it is erased when the
     epoch ends. In a Jupyter notebook it is tqdm's notebook bar, or tqdm's
     text bar where ipywidgets, which the notebook bar draws with, is missing.
@@ -151,7 +159,7 @@ class SampleProgressBar(Callback):
         last = net.history[-1, "batches", -1]
         postfix = {key: last[key] for key in self.POSTFIX_KEYS if key in last}
         self.pbar_.set_postfix(postfix, refresh=False)
-        self.pbar_.update(len(batch[1]))
+        self.pbar_.update(last.get(GROUP_SAMPLES, len(batch[1])))
 
     def on_epoch_end(self, net, **kwargs):
         self.pbar_.close()

@@ -68,24 +68,33 @@ class Workers:
             return torch.device("cuda", torch.cuda.current_device())
         return torch.device("cpu")
 
-    def average_gradients(self, parameters, weight):
+    def average_gradients(self, parameters, weight, samples):
         """Replace the gradients of ``parameters`` by the workers' mean, weighed by ``weight``.
 
         ``weight`` is this worker's share of the step (the documents or
-        tokens its loss is a mean over); a parameter without a gradient
-        counts as a zero gradient. One ``all_reduce`` of one flat buffer.
+        tokens its loss is a mean over) and ``samples`` the samples
+        (documents, sentence pairs) of its share; a parameter without a
+        gradient counts as a zero gradient. One ``all_reduce`` of one flat
+        buffer.
+
+        Returns
+        -------
+        samples : int
+            The step's samples over every worker.
         """
         parameters = [p for p in parameters if p.requires_grad]
-        if not parameters:
-            return
-        # The weights stay float32 under every precision: one buffer holds them all.
+        # The weights stay float32 under every precision: one buffer holds them all,
+        # the step's weight and samples at its end.
         grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
-        flat = torch.cat([g.reshape(-1) for g in grads] + [parameters[0].new_ones(1)])
-        flat.mul_(float(weight))
+        device = parameters[0].device if parameters else self.device
+        tail = torch.tensor([1.0, samples], device=device)
+        flat = torch.cat([g.reshape(-1) for g in grads] + [tail])
+        flat[:-1].mul_(float(weight))
         dist.all_reduce(flat)
-        flat = flat[:-1] / flat[-1]
-        for p, part in zip(parameters, flat.split([p.numel() for p in parameters])):
+        mean = flat[:-2] / flat[-2]
+        for p, part in zip(parameters, mean.split([p.numel() for p in parameters])):
             p.grad = part.view_as(p)
+        return int(flat[-1].item())
 
     def any(self, flag):
         """Whether ``flag`` holds on any worker."""

@@ -10,7 +10,7 @@ from skorch.history import History
 from skorch.utils import TeeGenerator
 
 from ._batching import make_loader
-from ._callbacks import EpochCut, _stopped_training
+from ._callbacks import GROUP_SAMPLES, EpochCut, _stopped_training
 from ._devices import run_precision, to_device
 from ._parameters import OPTIMIZERS, PRECISIONS
 
@@ -128,7 +128,10 @@ class NetMixin:
     def on_grad_computed(self, net, named_parameters, batch=None, training=False, **kwargs):
         # The net is notified before its callbacks: gradient clipping sees the mean.
         if self.workers is not None and training:
-            self.workers.average_gradients(self.module_.parameters(), self.batch_weight(batch))
+            samples = self.workers.average_gradients(
+                self.module_.parameters(), self.batch_weight(batch), len(batch[1])
+            )
+            self.history.record_batch(GROUP_SAMPLES, samples)
 
     def fit_loop(self, X, y=None, **fit_params):
         # skorch swallows KeyboardInterrupt (then restores the best weights in
