@@ -1,15 +1,16 @@
 """One parameter of a default pipeline chosen on a hold-out of a corpus's training split.
 
 ``python -m benchmarks.hold_out --model lama --corpus <path> --param NAME
---value V [--value V ...] [--limit N] [--seed 0 --seed 1 --seed 2] [--jobs 2]``
-fits the model's default pipeline (shipped GloVe, early stopping included)
-with the pipeline parameter ``NAME`` (e.g. ``clf__batch_size`` or
-``emb__max_len``) at each value (a Python literal, else a string; ``None``
-for none) on a stratified 80 % of the corpus's *training* split (a
-stratified ``N`` of its documents first) and scores it on the other 20 %
-(never the test split), each fit on one torch thread, ``--jobs`` fits at a
-time. It prints each fit's seconds, epochs and hold-out accuracy, then each
-value's means over the seeds (± half the range).
+--value V [--value V ...] [--set NAME=VALUE ...] [--limit N] [--seed 0 --seed 1
+--seed 2] [--jobs 2]`` fits the model's default pipeline (shipped GloVe,
+early stopping included) with the pipeline parameter ``NAME`` (e.g.
+``clf__batch_size`` or ``emb__max_len``) at each value (a Python literal,
+else a string; ``None`` for none), and with those of ``--set`` (e.g.
+``clf__n_workers=2``), on a stratified 80 % of the corpus's *training*
+split (a stratified ``N`` of its documents first) and scores it on the
+other 20 % (never the test split), each fit on one torch thread, ``--jobs``
+fits at a time. It prints each fit's seconds, epochs and hold-out accuracy,
+then each value's means over the seeds (± half the range).
 """
 
 import argparse
@@ -17,14 +18,14 @@ import concurrent.futures
 import multiprocessing
 
 from ._drivers import MODELS
-from ._options import literal
+from ._options import literal, setting
 
 
-def _cell(model, corpus, limit, param, value, seed):
+def _cell(model, corpus, limit, fixed, param, value, seed):
     from .workers import fit_on_hold_out
 
     pipe, result = fit_on_hold_out(
-        model, corpus, limit, seed, pipeline_params={param: value}, torch_threads=1
+        model, corpus, limit, seed, pipeline_params={**fixed, param: value}, torch_threads=1
     )
     return {**result, "epochs": int(pipe[-1].n_epochs_), "value": value, "seed": seed}
 
@@ -42,17 +43,26 @@ def main(argv=None):
         type=literal,
         help="a value of --param (a Python literal, else a string); repeatable",
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        type=setting,
+        default=[],
+        metavar="NAME=VALUE",
+        help="a pipeline parameter of every fit (e.g. clf__n_workers=2); repeatable",
+    )
     parser.add_argument("--seed", type=int, action="append")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     values = args.value
     seeds = args.seed or [0, 1, 2]
     cells = [(v, s) for s in seeds for v in values]
+    fixed = dict(args.set)
     context = multiprocessing.get_context("spawn")
     rows = []
     with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
         futures = [
-            pool.submit(_cell, args.model, args.corpus, args.limit, args.param, v, s)
+            pool.submit(_cell, args.model, args.corpus, args.limit, fixed, args.param, v, s)
             for v, s in cells
         ]
         for future in concurrent.futures.as_completed(futures):

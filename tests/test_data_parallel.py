@@ -2,10 +2,12 @@
 
 import functools
 import os
+import signal
 import socket
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 
 import numpy as np
@@ -16,6 +18,7 @@ from skorch.callbacks import Callback
 
 from sklearn_lama import DuoTranslator, LAMAClassifier, load_weights
 from sklearn_lama.training._batching import BatchBudget, BucketBatchSampler, WeightedBatch
+from sklearn_lama.training._callbacks import WeightAveraging, averaging_decay
 from sklearn_lama.training._distributed import WorkerError
 from tests._time_limit import time_limit
 from tests._tolerances import (
@@ -211,6 +214,66 @@ def test_a_worker_that_dies_ends_the_fit():
         clf.fit(IDS, Y)
 
 
+CALLER = textwrap.dedent(
+    """
+    import os, sys
+    sys.path.insert(0, {root!r})
+    from skorch.callbacks import Callback
+    from tests.test_data_parallel import IDS, Y, _lama
+
+    class Pid(Callback):
+        def on_train_begin(self, net, **kwargs):
+            with open({out!r}, "a") as file:
+                file.write(f"{{os.getpid()}}\\n")
+
+    _lama(n_workers=2, batch_size=8, max_epochs=10**6, callbacks=[Pid()]).fit(IDS, Y)
+    """
+)
+
+
+def _running(pid):
+    """Whether process ``pid`` runs: it exists and is not a zombie (ended, not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads processes from /proc")
+def test_workers_end_when_their_caller_is_killed(tmp_path):
+    # A caller killed by a signal runs no clean-up: its workers, training for a
+    # million epochs, must notice that it has gone and end.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    pids = tmp_path / "pids"
+    script = tmp_path / "caller.py"
+    script.write_text(CALLER.format(root=root, out=str(pids)))
+    caller = subprocess.Popen(
+        [sys.executable, str(script)], env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
+    workers = []
+    try:
+        with time_limit(LIMIT):
+            while len(workers) < 2:
+                assert caller.poll() is None, "the caller ended before its workers trained"
+                time.sleep(0.1)
+                workers = pids.read_text().split() if pids.exists() else []
+        workers = [int(pid) for pid in workers]
+        assert all(_running(pid) for pid in workers)
+        caller.kill()
+        caller.wait()
+        with time_limit(30):
+            while any(_running(pid) for pid in workers):
+                time.sleep(0.1)
+    finally:
+        caller.kill()
+        for pid in workers:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 def test_workers_stop_together_on_the_time_budget_and_early_stopping():
     with time_limit(LIMIT), warnings.catch_warnings():
         warnings.simplefilter("error")  # the budget stops it, not an interruption
@@ -284,6 +347,55 @@ def test_the_progress_bar_of_workers_counts_every_workers_samples():
     with time_limit(LIMIT):
         clf.set_params(**held).fit(IDS, Y)
     assert clf.net_.history[:, "progress"] == [(len(IDS), len(IDS))] * 2
+
+
+class _Decay(Callback):
+    """Records the weight average's per-step decay in each epoch's ``decay``."""
+
+    def on_epoch_end(self, net, **kwargs):
+        for averaging in (cb for _, cb in net.callbacks_ if isinstance(cb, WeightAveraging)):
+            net.history.record("decay", averaging.decay)
+
+
+def test_the_weight_average_of_workers_spans_one_workers_share_of_an_epoch():
+    # Two workers at batch 8 take one worker's steps at batch 16: 3 steps per epoch of
+    # 48 documents, not 6, and the average over half an epoch is over 1.5 steps.
+    two = _lama(n_workers=2, batch_size=8, max_epochs=1, ema_horizon=0.5, callbacks=[_Decay()])
+    with time_limit(LIMIT):
+        two.fit(IDS, Y)
+    assert two.net_.history[-1, "decay"] == pytest.approx(averaging_decay(0.5, len(IDS), 16))
+    one = _lama(batch_size=8, max_epochs=1, ema_horizon=0.5, callbacks=[_Decay()]).fit(IDS, Y)
+    assert one.net_.history[-1, "decay"] == pytest.approx(averaging_decay(0.5, len(IDS), 8))
+
+
+class _OnTheAverage(Callback):
+    """Records ``on_average``: whether each validation step of this worker ran on the average."""
+
+    def on_epoch_end(self, net, **kwargs):
+        net.history.record("on_average", getattr(net, "on_average_", []))
+        net.on_average_ = []
+
+
+def test_workers_validate_the_weight_average(monkeypatch):
+    # As one worker does: the average is in the network (its trained weights set
+    # aside) during every validation step, on every worker.
+    from sklearn_lama.training._net import PenalisedNet
+
+    validation_step = PenalisedNet.validation_step
+
+    def watched(net, batch, **kwargs):
+        averaging = next(cb for _, cb in net.callbacks_ if isinstance(cb, WeightAveraging))
+        net.on_average_ = [*getattr(net, "on_average_", []), averaging.trained_ is not None]
+        return validation_step(net, batch, **kwargs)
+
+    monkeypatch.setattr(PenalisedNet, "validation_step", watched)
+    held = {"early_stopping": True, "validation_fraction": 0.5, "inference_batch_size": 4}
+    two = _lama(n_workers=2, batch_size=4, max_epochs=2, callbacks=[_OnTheAverage()])
+    with time_limit(LIMIT):
+        two.set_params(**held).fit(IDS, Y)
+    seen = two.net_.history[:, "on_average"]
+    assert [len(epoch) for epoch in seen] == [3, 3]  # rank 0's 3 of the 6 validation batches
+    assert all(all(epoch) for epoch in seen)
 
 
 def test_checkpoints_of_workers_load_and_resume(tmp_path):

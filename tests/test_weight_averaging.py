@@ -8,7 +8,7 @@ import pytest
 import torch
 from skorch.callbacks import Callback
 
-from sklearn_lama.training._callbacks import WeightAveraging, averaging_decay
+from sklearn_lama.training._callbacks import WeightAveraging, averaging_decay, group_decay
 from tests._tolerances import Exact, identical
 
 from .conftest import make_pipeline
@@ -54,6 +54,19 @@ def test_average_starts_from_the_initial_weights():
 )
 def test_decay_spans_the_horizon_in_epochs(horizon, n_documents, batch_size, decay):
     assert averaging_decay(horizon, n_documents, batch_size) == pytest.approx(decay)
+
+
+@pytest.mark.parametrize("n_workers", [1, 2, 4])
+def test_over_workers_the_decay_spans_the_same_share_of_an_epoch(n_workers):
+    # k workers take one step per k batches: the decay of one worker at k times the
+    # batch (6400 documents: 200 steps of 32, 100 of 64, 50 of 128).
+    alone = averaging_decay(0.5, 6400, 32)
+    assert group_decay(alone, n_workers) == pytest.approx(
+        averaging_decay(0.5, 6400, 32 * n_workers)
+    )
+    # An average over less than a step, or none, stays none.
+    assert group_decay(averaging_decay(0.5, 40, 8), 4) == 0.0
+    assert group_decay(0.0, n_workers) == 0.0
 
 
 def _one_step():

@@ -28,6 +28,7 @@ __all__ = [
     "checkpoint_file",
     "checkpoint_template",
     "fit_key",
+    "group_decay",
 ]
 
 
@@ -354,6 +355,17 @@ def averaging_decay(horizon, n_documents, batch_size):
     """
     steps = -(-n_documents // batch_size)
     return max(0.0, 1.0 - 1.0 / (horizon * steps))
+
+
+def group_decay(decay, n_workers):
+    """The per-step decay over ``n_workers`` workers of an average of per-step ``decay`` alone.
+
+    One step of ``k`` workers trains ``k`` batches, so an epoch takes ``k``
+    times fewer steps: ``1 - k (1 - decay)`` keeps the average over the same
+    share of an epoch (:func:`averaging_decay`); 0 (no averaging) when that
+    spans less than one step, or when ``decay`` is 0.
+    """
+    return max(0.0, 1.0 - n_workers * (1.0 - decay)) if decay else 0.0
 
 
 class WeightsCheckpoint(Checkpoint):

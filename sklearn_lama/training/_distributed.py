@@ -25,6 +25,8 @@ import multiprocessing
 import os
 import signal
 import tempfile
+import threading
+import time
 import traceback
 from multiprocessing import connection
 
@@ -39,6 +41,9 @@ COLLECTIVE_TIMEOUT = datetime.timedelta(minutes=30)
 
 #: Seconds the check that torch trains in a forked process (:func:`check_fork`) waits.
 FORK_CHECK_TIMEOUT = 60
+
+#: Seconds between a forked worker's checks that the process that started it still runs.
+PARENT_CHECK_INTERVAL = 0.5
 
 
 class WorkerError(RuntimeError):
@@ -163,8 +168,9 @@ def run_workers(size, work, threads, group=True):
     threads. A worker that raises or dies ends the others at once and
     raises :class:`WorkerError` here (the worker's own exception as its
     cause, where it can be pickled); an interruption here
-    (``KeyboardInterrupt``) ends every worker. The results travel back
-    saved by :func:`torch.save`.
+    (``KeyboardInterrupt``) ends every worker, and so does the end of this
+    process by a signal, which runs no clean-up (:func:`_end_with`). The
+    results travel back saved by :func:`torch.save`.
 
     Parameters
     ----------
@@ -200,7 +206,14 @@ def run_workers(size, work, threads, group=True):
                 reader, writer = context.Pipe(duplex=False)
                 process = context.Process(
                     target=_worker,
-                    args=(work, Workers(rank, size), store if group else None, threads, writer),
+                    args=(
+                        work,
+                        Workers(rank, size),
+                        store if group else None,
+                        threads,
+                        writer,
+                        os.getpid(),
+                    ),
                     daemon=True,
                 )
                 process.start()
@@ -288,10 +301,33 @@ def _supervise(processes, readers):
     return results
 
 
-def _worker(work, workers, store, threads, writer):
-    """A worker's process: join the group (``store``: its file), ``work``, report, exit."""
+def _end_with(parent):
+    """End this process soon after the process ``parent`` (its pid) has ended.
+
+    A caller killed by a signal runs no clean-up, the end of its daemon
+    workers included: its workers would train on, unobserved, to the end of
+    the fit. A daemon thread checks every :data:`PARENT_CHECK_INTERVAL`
+    seconds whether this process still has ``parent`` for its parent (an
+    orphan is given another), and exits the process when it does not.
+    """
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_INTERVAL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="sklearn_lama-parent-watch", daemon=True).start()
+
+
+def _worker(work, workers, store, threads, writer, parent):
+    """A worker's process: join the group (``store``: its file), ``work``, report, exit.
+
+    ``parent`` is the pid of the process that forked it: the worker ends when that
+    process has ended (:func:`_end_with`).
+    """
     # The parent handles an interruption and ends the workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with(parent)
     try:
         torch.set_num_threads(threads)
         if store is not None:

@@ -19,7 +19,7 @@ from skorch.callbacks import EarlyStopping
 
 from ..utils._random import derive_seed
 from ..utils._threads import resolve_threads, torch_threads
-from ._callbacks import build_callbacks, checkpoint_template
+from ._callbacks import build_callbacks, checkpoint_template, group_decay
 from ._devices import check_device, check_precision, loading_device
 from ._distributed import check_workers, joined_workers, run_workers
 from ._net import restore_training_state, training_state
@@ -133,7 +133,10 @@ def train(
         early stopping.
     averaging : float, default=0.0
         The per-step decay of a weight average
-        (:class:`~._callbacks.WeightAveraging`); 0 averages nothing.
+        (:class:`~._callbacks.WeightAveraging`) over one worker's steps (of
+        one batch each); over ``k`` workers, whose steps each train ``k``
+        batches, the decay spans the same share of an epoch
+        (:func:`~._callbacks.group_decay`); 0 averages nothing.
     checkpoint : str or None, default=None
         The checkpoint file template (:func:`~._callbacks.checkpoint_file`);
         ``None`` writes no checkpoint.
@@ -157,6 +160,7 @@ def train(
     n_workers = joined.size if joined is not None else resolve_threads(config.n_workers)
     device = check_device(config.device)
     check_workers(n_workers, config.precision, len(X), device, forked=joined is None)
+    averaging = group_decay(averaging, n_workers)
     cuda_devices = [device] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=cuda_devices):
         # Continued training draws new batches and dropout masks: the seed

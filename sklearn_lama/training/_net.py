@@ -160,18 +160,26 @@ class NetMixin:
 
         Worker ``r`` of ``k`` runs ``step_fn`` on batches ``r``, ``r + k``, ...;
         the workers then exchange what :meth:`validation_record` keeps of them.
+        The steps run at the first batch's step, after the callbacks' start of
+        that batch, as one worker's steps do (there the weight average is
+        swapped in: :class:`~._callbacks.WeightAveraging`).
         """
         rank, size = self.workers.rank, self.workers.size
-        mine = {
-            i: self.validation_record(step_fn(batch, **fit_params))
-            for i, batch in enumerate(batches)
-            if i % size == rank
-        }
         steps = {}
-        for part in self.workers.gathered(mine):
-            steps.update(part)
         order = iter(range(len(batches)))
-        return lambda batch, **_: steps[next(order)]
+
+        def shared_step(current, **_):
+            if not steps:
+                mine = {
+                    i: self.validation_record(step_fn(batch, **fit_params))
+                    for i, batch in enumerate(batches)
+                    if i % size == rank
+                }
+                for part in self.workers.gathered(mine):
+                    steps.update(part)
+            return steps[next(order)]
+
+        return shared_step
 
     def validation_record(self, step):
         """What the other workers get of a validation ``step``: loss and predictions, on the CPU.
