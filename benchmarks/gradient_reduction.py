@@ -33,6 +33,11 @@ def _timed_workers(estimator, X, y):
         skorch.NeuralNet.partial_fit = partial_fit
 
 
+def _alone(workers, parameters, weight, samples):
+    """No reduction: each worker keeps its own gradients, and its step its own samples."""
+    return samples
+
+
 def main(argv=None):
     from sklearn_lama import Word2VecVectorizer
     from sklearn_lama.training import _distributed
@@ -50,9 +55,7 @@ def main(argv=None):
     averaging = _distributed.Workers.average_gradients
     for round_ in range(args.rounds):
         for label, average in (("averaged", averaging), ("not averaged", None)):
-            # Without the reduction a worker's step holds its own samples only.
-            alone = lambda self, parameters, weight, samples: samples  # noqa: E731
-            _distributed.Workers.average_gradients = average or alone
+            _distributed.Workers.average_gradients = average or _alone
             try:
                 print(f"round {round_ + 1}, gradients {label}:", flush=True)
                 estimator = make(max_epochs=1, early_stopping=False, n_workers=2, random_state=0)
